@@ -1,0 +1,82 @@
+// Package dockerdriver is the only package in Dockside that talks to Docker. Controllers speak to it in the
+// plain types of this package; the Docker SDK never leaks past it.
+//
+// The contract is Crossplane-shaped:
+//   - Observe* and List* never change anything; an absent object is an observation with Exists false, not an
+//     error.
+//   - Ensure* of something that already exists with the same identity adopts it and is not an error; a name
+//     held by an object whose identity labels differ is a Conflict, never adopted.
+//   - Remove* of something missing is not an error.
+//   - Nothing blocks past its context's deadline; Stop blocks at most for its grace period.
+//
+// Errors are classified once, here (see errors.go), and never carry Docker's own message text.
+package dockerdriver
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Driver converges one Docker daemon for one node (agent). Everything it creates carries the Dockside labels
+// with its node name, and everything it lists, observes by label, or streams events for is limited to that
+// node, so several agents sharing one daemon never touch each other's objects.
+//
+// Containers, networks and volumes are addressed by their Docker name (see Name and NodeNetworkName) or ID.
+type Driver interface {
+	// Ping checks that the daemon answers and reports its version.
+	Ping(ctx context.Context) (Version, error)
+
+	// InspectImage reports whether an image is present locally and what it declares. Absent is not an error.
+	InspectImage(ctx context.Context, ref string) (ImageInfo, error)
+
+	EnsureNetwork(ctx context.Context, spec NetworkSpec) (NetworkInfo, error)
+	ObserveNetwork(ctx context.Context, name string) (NetworkInfo, error)
+	RemoveNetwork(ctx context.Context, name string) error
+	ListNetworks(ctx context.Context, match map[string]string) ([]NetworkInfo, error)
+
+	EnsureVolume(ctx context.Context, spec VolumeSpec) (VolumeInfo, error)
+	ObserveVolume(ctx context.Context, name string) (VolumeInfo, error)
+	RemoveVolume(ctx context.Context, name string) error
+	ListVolumes(ctx context.Context, match map[string]string) ([]VolumeInfo, error)
+
+	// EnsureContainer creates the container (not started) if it does not exist, or adopts the existing one
+	// with the same name and identity labels. It does not compare the rest of the spec: a changed spec is a
+	// new generation, hence a new name.
+	EnsureContainer(ctx context.Context, spec ContainerSpec) (ContainerInfo, error)
+	// StartContainer starts a created or exited container; starting a running one is not an error.
+	StartContainer(ctx context.Context, name string) error
+	ObserveContainer(ctx context.Context, name string) (ContainerInfo, error)
+	// StopContainer asks the container to stop and kills it after grace; a stopped or missing one is fine.
+	StopContainer(ctx context.Context, name string, grace time.Duration) error
+	// RemoveContainer force-removes the container (killing it if it runs).
+	RemoveContainer(ctx context.Context, name string) error
+	ListContainers(ctx context.Context, match map[string]string) ([]ContainerInfo, error)
+
+	// PauseContainer freezes every process of the container (cgroup freezer); pausing a paused one is fine.
+	PauseContainer(ctx context.Context, name string) error
+	UnpauseContainer(ctx context.Context, name string) error
+
+	// Exec runs a command in a running container with a deadline and an output cap (see ExecRequest).
+	// Reaching the deadline or a cancelled ctx is an outcome (ExecResult.Reason), not an error.
+	Exec(ctx context.Context, name string, req ExecRequest) (ExecResult, error)
+
+	// CopyFrom streams path out of the container as a tar archive; the caller closes the reader.
+	CopyFrom(ctx context.Context, name, path string) (io.ReadCloser, error)
+	// CopyTo extracts a tar archive into the directory dir of the container.
+	CopyTo(ctx context.Context, name, dir string, tar io.Reader) error
+
+	// LogTail returns the last maxBytes of the container's combined output and how many bytes were cut.
+	LogTail(ctx context.Context, name string, maxBytes int) (LogTail, error)
+
+	// Events streams lifecycle events of this node's labelled containers until ctx ends, then closes the
+	// channel. When the stream from the daemon breaks, the driver resubscribes with backoff and then sends
+	// an EventResync: events may have been missed, so the consumer relists.
+	Events(ctx context.Context) <-chan Event
+}
+
+// Version is what Ping reports.
+type Version struct {
+	Server     string // daemon version, e.g. 20.10.24
+	APIVersion string // API version negotiated with the daemon, e.g. 1.41
+}

@@ -1,0 +1,222 @@
+package dockerdriver
+
+import (
+	"time"
+)
+
+// ImageInfo is what InspectImage observes.
+type ImageInfo struct {
+	Exists      bool
+	ID          string   // content-addressed image ID (sha256:...)
+	RepoDigests []string // name@sha256:... pins, empty for a locally built image
+	Volumes     []string // paths the image declares as VOLUME; EnsureContainer refuses uncovered ones
+	User        string   // default user, "" meaning root
+}
+
+// NetworkSpec is a bridge network the driver ensures. Networks are always user-defined bridges labelled
+// with Labels(node, Owner, RoleNetwork, "") plus the subnet label when Subnet is set.
+type NetworkSpec struct {
+	Name  string // see Name(owner, RoleNetwork, "") and NodeNetworkName
+	Owner Owner  // zero for the node's shared bridge
+	// Internal: no route out of the bridge; containers reach only each other.
+	Internal bool
+	// ICC: inter-container traffic on the bridge. Off, names still resolve but traffic is blocked.
+	ICC bool
+	// Subnet and Gateway (CIDR and address) as the caller allocated them; empty lets Docker choose.
+	Subnet  string
+	Gateway string
+}
+
+// NetworkInfo is what ObserveNetwork and ListNetworks report.
+type NetworkInfo struct {
+	Exists   bool
+	ID       string
+	Name     string
+	Internal bool
+	ICC      bool
+	Subnet   string
+	Gateway  string
+	Labels   map[string]string
+}
+
+// VolumeSpec is a workspace volume: a Docker local volume of type tmpfs with a size limit. Its content lives
+// only while a running container mounts it (hence the holder container, see DESIGN.md).
+type VolumeSpec struct {
+	Name      string // see Name(owner, RoleWorkspace, "")
+	Owner     Owner
+	Role      string // v1alpha1.RoleWorkspace
+	SizeBytes int64  // required, > 0
+}
+
+// VolumeInfo is what ObserveVolume and ListVolumes report.
+type VolumeInfo struct {
+	Exists    bool
+	Name      string
+	SizeBytes int64 // the tmpfs size limit recorded at creation
+	Labels    map[string]string
+}
+
+// ContainerSpec is everything a controller may ask of a container. It has no way to express host or
+// container network modes, privileged mode, capabilities, bind mounts, devices or published ports: the
+// driver adds the hardening itself (see hardening.go) and these types cannot undo it.
+type ContainerSpec struct {
+	Name    string // see Name(owner, role, service)
+	Owner   Owner
+	Role    string // v1alpha1.Role*
+	Service string // SandboxService name, for RoleService
+
+	Image      string   // image reference present locally (see InspectImage)
+	Entrypoint []string // empty keeps the image's
+	Cmd        []string // empty keeps the image's
+	Env        []EnvVar
+	WorkingDir string
+	User       string
+	Hostname   string
+
+	Resources Resources         // all three limits are required
+	Network   NetworkAttachment // zero value: network mode none
+	Mounts    []VolumeMount     // named Dockside volumes only
+	Tmpfs     []TmpfsMount      // scratch space in memory
+}
+
+// EnvVar is one environment variable. Values may be secrets: they are never logged and never appear in an
+// error, and printing an EnvVar (fmt, logr) shows only its name.
+type EnvVar struct {
+	Name  string
+	Value string
+}
+
+const redacted = "<redacted>"
+
+func (e EnvVar) String() string   { return e.Name + "=" + redacted }
+func (e EnvVar) GoString() string { return e.String() }
+
+// MarshalLog keeps the value out of structured logs (logr.Marshaler).
+func (e EnvVar) MarshalLog() any { return e.String() }
+
+// Resources are the limits every container gets; zero is refused, not read as "unlimited".
+type Resources struct {
+	MemoryBytes int64 // memory limit; swap is not granted on top
+	NanoCPUs    int64 // CPU quota in units of 1e-9 CPUs
+	PIDs        int64 // maximum number of processes
+}
+
+// NetworkAttachment attaches the container to one Dockside network (created by EnsureNetwork on this node)
+// with DNS aliases. An empty Name means network mode none. Any other network is refused.
+type NetworkAttachment struct {
+	Name    string
+	Aliases []string
+}
+
+// VolumeMount mounts a Dockside volume (created by EnsureVolume on this node) at Target.
+type VolumeMount struct {
+	Volume   string
+	Target   string
+	ReadOnly bool
+}
+
+// TmpfsMount is an in-memory scratch mount with a size limit.
+type TmpfsMount struct {
+	Target    string
+	SizeBytes int64
+}
+
+// ContainerState is the Docker state of a container.
+type ContainerState string
+
+const (
+	StateCreated    ContainerState = "created"
+	StateRunning    ContainerState = "running"
+	StatePaused     ContainerState = "paused"
+	StateRestarting ContainerState = "restarting"
+	StateRemoving   ContainerState = "removing"
+	StateExited     ContainerState = "exited"
+	StateDead       ContainerState = "dead"
+)
+
+// ContainerInfo is what ObserveContainer and ListContainers report.
+type ContainerInfo struct {
+	Exists     bool
+	ID         string
+	Name       string
+	Image      string // as requested
+	ImageID    string // what it runs
+	State      ContainerState
+	ExitCode   int
+	OOMKilled  bool
+	StartedAt  time.Time // zero if never started
+	FinishedAt time.Time // zero if never finished
+	Health     string    // always "" here: image health checks are disabled
+	Network    string    // the Dockside network it is attached to, "" for none
+	IP         string    // its address on that network while running
+	Labels     map[string]string
+}
+
+// ExecRequest is one command in a running container.
+type ExecRequest struct {
+	Command    []string
+	Env        []EnvVar
+	WorkingDir string
+	User       string
+	// Timeout is the deadline, enforced from the host: when it passes (or ctx ends) the driver kills the
+	// container, which is the only bound a process in it cannot escape (see exec.go). Required, > 0.
+	Timeout time.Duration
+	// OutputLimit caps the bytes kept of each of stdout and stderr; the rest is read, counted and dropped.
+	// Required, > 0.
+	OutputLimit int
+}
+
+// ExecReason says how an exec ended.
+type ExecReason string
+
+const (
+	ExecCompleted        ExecReason = "Completed"        // the command exited; see ExitCode
+	ExecDeadlineExceeded ExecReason = "DeadlineExceeded" // Timeout or ctx deadline passed; container killed
+	ExecCanceled         ExecReason = "Canceled"         // ctx was cancelled; container killed
+)
+
+// ExecResult is how an exec ended and the first OutputLimit bytes of each stream.
+type ExecResult struct {
+	Reason          ExecReason
+	ExitCode        int // valid when Reason is ExecCompleted
+	Stdout          []byte
+	Stderr          []byte
+	StdoutCut       int64 // bytes of stdout dropped beyond OutputLimit
+	StderrCut       int64
+	Duration        time.Duration
+	ContainerKilled bool // the container was killed to enforce the deadline or cancel
+}
+
+// LogTail is the end of a container's output.
+type LogTail struct {
+	Data []byte // the last bytes of stdout and stderr, interleaved as written
+	Cut  int64  // bytes before Data that were dropped
+}
+
+// EventType is a container lifecycle event.
+type EventType string
+
+const (
+	EventStart   EventType = "start"
+	EventDie     EventType = "die" // ExitCode set
+	EventOOM     EventType = "oom"
+	EventHealth  EventType = "health_status" // Health set
+	EventPause   EventType = "pause"
+	EventUnpause EventType = "unpause"
+	EventDestroy EventType = "destroy"
+	// EventResync: the stream broke and was resumed; events may be lost, relist what you own.
+	EventResync EventType = "resync"
+)
+
+// Event is one lifecycle event of a labelled container of this node.
+type Event struct {
+	Type      EventType
+	Container string // container name
+	ID        string
+	Owner     Owner
+	Role      string
+	Service   string
+	ExitCode  int
+	Health    string
+	Time      time.Time
+}
