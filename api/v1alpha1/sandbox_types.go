@@ -1,0 +1,364 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MaxServices is the most SandboxServices one Sandbox may name (mirrors the MaxItems marker on services).
+const MaxServices = 8
+
+// MaxOutputTailBytes bounds status.result.outputTail; the agent keeps the last bytes and counts the rest in
+// status.result.truncatedBytes (mirrors the MaxLength marker on outputTail).
+const MaxOutputTailBytes = 8192
+
+// SandboxSpec is what the user wants: one primary container, its services and the limits around them.
+// Changing image, command, args, env, workingDir, resources, network or services rolls the topology to a new
+// generation that keeps the workspace; changing lifecycle pauses or resumes; restoreFrom and nodeName are fixed
+// once set.
+// +kubebuilder:validation:XValidation:rule="!has(self.args) || has(self.command)",message="args needs a command: a Sandbox with a command is a run, one without is a session that keeps the image's own entrypoint"
+// +kubebuilder:validation:XValidation:rule="!has(self.ttlSecondsAfterFinished) || has(self.command)",message="ttlSecondsAfterFinished applies only to runs, that is Sandboxes with a command"
+// +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom) && (!has(self.restoreFrom) || self.restoreFrom == oldSelf.restoreFrom)",message="restoreFrom is set when the Sandbox is created and cannot be added, changed or removed later"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || (has(self.nodeName) && self.nodeName == oldSelf.nodeName)",message="nodeName cannot be changed or removed once set; delete the Sandbox and create it again to move it"
+type SandboxSpec struct {
+	// image of the primary container, as a reference like registry.example/team/tool:1.2 or
+	// name@sha256:<digest>. Pinning a digest is recommended; the agent may be told to require it.
+	// The image is never pulled by the agent unless its node allows it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-zA-Z0-9][a-zA-Z0-9.-]*(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$')",message="image must be a reference like registry.example/name:tag or name@sha256:<64 hex digits>, with a lowercase name"
+	// +required
+	Image string `json:"image"`
+
+	// command replaces the image's entrypoint. A Sandbox with a command is a run: it ends Succeeded or Failed
+	// with an exit code and an output tail in status. Without a command it is a session that stays up until
+	// it is deleted.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=16384
+	// +listType=atomic
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// args are passed to command.
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=16384
+	// +listType=atomic
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// env sets environment variables in the primary container, each a value or a Secret key.
+	// +kubebuilder:validation:MaxItems=128
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Env []EnvVar `json:"env,omitempty"`
+
+	// workingDir is the absolute directory the command starts in; the image's own when unset.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="workingDir must be an absolute path"
+	// +optional
+	WorkingDir string `json:"workingDir,omitempty"`
+
+	// resources limit the primary container. Every limit has a default, so a read-back always shows them.
+	// +kubebuilder:default={}
+	// +optional
+	Resources Resources `json:"resources,omitempty"`
+
+	// workspace is the writable scratch volume mounted into the primary container. It is held in memory
+	// (tmpfs, counted against the node's memory), survives topology rolls and pauses, and is what a
+	// Checkpoint captures.
+	// +kubebuilder:default={}
+	// +optional
+	Workspace Workspace `json:"workspace,omitempty"`
+
+	// network says what the Sandbox may reach. The default, None, reaches nothing outside its own topology.
+	// +kubebuilder:default={}
+	// +optional
+	Network Network `json:"network,omitempty"`
+
+	// services names, in start order, the SandboxServices in the same namespace that this Sandbox gets its
+	// own instance of. Each is started and ready before the next one starts; the primary starts last.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.all(s, s.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="each service must be the name of a SandboxService: a DNS label of lowercase letters, digits and '-'"
+	// +kubebuilder:validation:XValidation:rule="self.all(s, self.exists_one(t, t == s))",message="services must not name the same SandboxService twice"
+	// +listType=atomic
+	// +optional
+	Services []string `json:"services,omitempty"`
+
+	// lifecycle is the desired state: Running, or Paused to freeze every container of the Sandbox in place
+	// (memory, processes and files are kept) until it is set back to Running.
+	// +kubebuilder:default=Running
+	// +optional
+	Lifecycle Lifecycle `json:"lifecycle,omitempty"`
+
+	// activeDeadlineSeconds is how long the Sandbox may run, counted from its start, before the agent stops
+	// it (a run then fails with reason DeadlineExceeded). At most 7 days.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=604800
+	// +optional
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// ttlSecondsAfterFinished deletes a finished run this many seconds after it ended. Runs only.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2592000
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
+	// restoreFrom names a Checkpoint in the same namespace whose files are copied into the workspace before
+	// the primary container starts. Set at creation only.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="restoreFrom must be the name of a Checkpoint: a DNS label of lowercase letters, digits and '-'"
+	// +optional
+	RestoreFrom string `json:"restoreFrom,omitempty"`
+
+	// nodeName is the agent (Docker host) that runs this Sandbox. Leave it unset and an agent with room binds
+	// the Sandbox to itself; once set it cannot change.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="nodeName must be a DNS subdomain: lowercase letters, digits, '-' and '.'"
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+}
+
+// Workspace is the size and place of a Sandbox's workspace volume.
+type Workspace struct {
+	// size of the workspace, between 1Mi and 8Gi. It is memory-backed, so it counts against the node's memory.
+	// +kubebuilder:default="512Mi"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('8Gi')) <= 0",message="workspace size must be between 1Mi and 8Gi"
+	// +optional
+	Size resource.Quantity `json:"size,omitempty"`
+
+	// mountPath is where the workspace appears in the primary container: an absolute path other than /,
+	// without '..', and not under /proc, /sys or /dev.
+	// +kubebuilder:default="/workspace"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(/[^/]+)+/?$')",message="workspace mountPath must be an absolute path other than /"
+	// +kubebuilder:validation:XValidation:rule="!(self + '/').contains('/../')",message="workspace mountPath must not contain '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^/(proc|sys|dev)(/|$)')",message="workspace mountPath must not be under /proc, /sys or /dev"
+	// +optional
+	MountPath string `json:"mountPath,omitempty"`
+}
+
+// Network is what a Sandbox's containers may reach. Host networking and sharing another container's network
+// cannot be expressed. Finer rules (destination allowlists, private-range blocking) are refused, not ignored,
+// until the agent enforces them.
+// +kubebuilder:validation:XValidation:rule="!has(self.allow)",message="network.allow: destination allowlists are not enforced yet; use mode None, Isolated or Unrestricted"
+// +kubebuilder:validation:XValidation:rule="!has(self.blockPrivateNetworks) || !self.blockPrivateNetworks",message="network.blockPrivateNetworks: blocking private address ranges is not enforced yet; use mode None to block all egress"
+type Network struct {
+	// mode is None (no traffic beyond the Sandbox's own containers), Isolated (egress allowed, other Sandboxes
+	// unreachable) or Unrestricted (egress with no further limits).
+	// +kubebuilder:default=None
+	// +optional
+	Mode NetworkMode `json:"mode,omitempty"`
+
+	// allow is reserved for host:port egress allowlists. Any value is refused until the agent enforces it.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=atomic
+	// +optional
+	Allow []string `json:"allow,omitempty"`
+
+	// blockPrivateNetworks is reserved for blocking private address ranges on egress. true is refused until the
+	// agent enforces it.
+	// +optional
+	BlockPrivateNetworks *bool `json:"blockPrivateNetworks,omitempty"`
+}
+
+// NetworkMode is the network policy of a Sandbox.
+// +kubebuilder:validation:Enum=None;Isolated;Unrestricted
+type NetworkMode string
+
+// Network modes.
+const (
+	NetworkNone         NetworkMode = "None"
+	NetworkIsolated     NetworkMode = "Isolated"
+	NetworkUnrestricted NetworkMode = "Unrestricted"
+)
+
+// Lifecycle is the desired state of a Sandbox.
+// +kubebuilder:validation:Enum=Running;Paused
+type Lifecycle string
+
+// Lifecycle values.
+const (
+	LifecycleRunning Lifecycle = "Running"
+	LifecyclePaused  Lifecycle = "Paused"
+)
+
+// SandboxPhase summarises a Sandbox's conditions for people; programs should read the conditions.
+// +kubebuilder:validation:Enum=Pending;Starting;Running;Paused;Succeeded;Failed;Terminating
+type SandboxPhase string
+
+// Sandbox phases.
+const (
+	SandboxPending     SandboxPhase = "Pending"     // accepted, not yet bound or not yet started
+	SandboxStarting    SandboxPhase = "Starting"    // topology being built: network, services, primary
+	SandboxRunning     SandboxPhase = "Running"     // primary running
+	SandboxPaused      SandboxPhase = "Paused"      // frozen on request
+	SandboxSucceeded   SandboxPhase = "Succeeded"   // a run that exited 0
+	SandboxFailed      SandboxPhase = "Failed"      // a run that did not exit 0, or a topology that cannot run
+	SandboxTerminating SandboxPhase = "Terminating" // being deleted; Docker cleanup in progress
+)
+
+// SandboxStatus is what the agent observed. It defaults to {observedGeneration: 0} so that kstatus (Flux,
+// Argo CD, kubectl wait) reads a new Sandbox as InProgress until the agent has recorded its generation.
+type SandboxStatus struct {
+	// observedGeneration is the metadata.generation the agent last acted on completely.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is a one-word summary of the conditions for people.
+	// +optional
+	Phase SandboxPhase `json:"phase,omitempty"`
+
+	// conditions: Ready, Reconciling, Stalled, Scheduled, ServicesReady, ServicesUpToDate, TopologyPoisoned,
+	// Paused (see the Condition* constants).
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// nodeName is the node the topology runs on.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+
+	// topologyGeneration counts topology rolls: it is the generation of the running containers and network.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TopologyGeneration int64 `json:"topologyGeneration,omitempty"`
+
+	// containerID is the Docker id of the primary container.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ContainerID string `json:"containerID,omitempty"`
+
+	// networkID is the Docker id of the topology's network, when it has one of its own.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	NetworkID string `json:"networkID,omitempty"`
+
+	// services is the state of each service instance, in spec order.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Services []ServiceInstanceStatus `json:"services,omitempty"`
+
+	// startTime is when the primary container started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// finishTime is when a run ended.
+	// +optional
+	FinishTime *metav1.Time `json:"finishTime,omitempty"`
+
+	// result is how a run ended; unset for sessions and for runs still going.
+	// +optional
+	Result *RunResult `json:"result,omitempty"`
+}
+
+// ServiceInstanceStatus is the state of one Sandbox's own instance of a SandboxService.
+type ServiceInstanceStatus struct {
+	// name of the SandboxService.
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Name string `json:"name"`
+
+	// state of the instance.
+	// +optional
+	State ServiceState `json:"state,omitempty"`
+
+	// containerID is the Docker id of the instance's container.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ContainerID string `json:"containerID,omitempty"`
+
+	// serviceGeneration is the SandboxService's metadata.generation the instance was built from; when it lags
+	// the SandboxService, ServicesUpToDate turns False.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ServiceGeneration int64 `json:"serviceGeneration,omitempty"`
+
+	// message says, for people, why the instance is not ready.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ServiceState is the state of one service instance.
+// +kubebuilder:validation:Enum=Pending;Starting;Ready;Failed
+type ServiceState string
+
+// Service instance states.
+const (
+	ServicePending  ServiceState = "Pending"  // waiting for the services before it
+	ServiceStarting ServiceState = "Starting" // container started, readiness not yet passed
+	ServiceReady    ServiceState = "Ready"    // readiness passed (or none declared) and still running
+	ServiceFailed   ServiceState = "Failed"   // exited, or failed readiness; poisons the topology
+)
+
+// RunResult is how a run ended.
+type RunResult struct {
+	// exitCode of the primary container's command.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+
+	// reason is one word: Completed, Error, DeadlineExceeded, OOMKilled, ... (see the Reason* constants).
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// outputTail is the last bytes of the command's combined stdout and stderr (at most 8192 bytes).
+	// +kubebuilder:validation:MaxLength=8192
+	// +optional
+	OutputTail string `json:"outputTail,omitempty"`
+
+	// truncatedBytes is how many bytes of output came before outputTail and were cut.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TruncatedBytes int64 `json:"truncatedBytes,omitempty"`
+}
+
+// Sandbox is one locked-down primary container plus its own instances of the SandboxServices it names, on a
+// private topology, with a memory-backed workspace. With a command it is a run; without one it is a session.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=sbx,categories=dockside
+// +kubebuilder:selectablefield:JSONPath=".spec.nodeName"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=".spec.nodeName"
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=".spec.image"
+// +kubebuilder:printcolumn:name="Exit",type=integer,JSONPath=".status.result.exitCode",priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="Sandbox name must be a DNS label: at most 63 lowercase letters, digits and '-'"
+type Sandbox struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired Sandbox.
+	// +required
+	Spec SandboxSpec `json:"spec"`
+
+	// status is what the agent observed.
+	// +kubebuilder:default={observedGeneration: 0}
+	// +optional
+	Status SandboxStatus `json:"status,omitempty"`
+}
+
+// SandboxList is a list of Sandboxes.
+// +kubebuilder:object:root=true
+type SandboxList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Sandbox `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Sandbox{}, &SandboxList{})
+}
