@@ -20,11 +20,13 @@ type Options struct {
 
 // Docker is the Driver backed by a real Docker daemon.
 type Docker struct {
-	cli  *client.Client
-	node string
-	log  logr.Logger
+	cli   *client.Client
+	node  string
+	log   logr.Logger
+	locks keyLock // ensures of one name, one at a time
 }
 
+var _ Driver = (*Docker)(nil)
 
 // New connects to the daemon named by DOCKER_HOST (or Options.Host), negotiates the API version and pings
 // it, so that a daemon that is not there is reported at once and in words a person can act on.
@@ -69,4 +71,3 @@ func (d *Docker) Ping(ctx context.Context) (Version, error) {
 	}
 	return Version{Server: v.Version, APIVersion: d.cli.ClientVersion()}, nil
 }
-

@@ -1,0 +1,111 @@
+package dockerdriver
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/volume"
+)
+
+// EnsureVolume creates the tmpfs-backed local volume, or adopts the one of that name with the same identity.
+func (d *Docker) EnsureVolume(ctx context.Context, spec VolumeSpec) (VolumeInfo, error) {
+	switch {
+	case !dockerName.MatchString(spec.Name):
+		return VolumeInfo{}, NewError(KindInvalidSpec, PhaseVolume, spec.Name, "the volume name is not a valid Docker name")
+	case spec.Role == "":
+		return VolumeInfo{}, NewError(KindInvalidSpec, PhaseVolume, spec.Name, "a role is required")
+	case spec.SizeBytes <= 0:
+		return VolumeInfo{}, NewError(KindInvalidSpec, PhaseVolume, spec.Name, "a size limit is required")
+	}
+	defer d.locks.lock("volume/" + spec.Name)()
+	want := Labels(d.node, spec.Owner, spec.Role, "")
+	if info, err := d.adoptVolume(ctx, spec.Name, want); err != nil || info.Exists {
+		return info, err
+	}
+	// Creating a name that exists returns the existing volume, so a racing creator is caught by the
+	// adopt check below rather than here.
+	_, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{
+		Name:       spec.Name,
+		Driver:     "local",
+		DriverOpts: tmpfsOptions(spec.SizeBytes),
+		Labels:     want,
+	})
+	if err != nil {
+		return VolumeInfo{}, d.classify(err, PhaseVolume, spec.Name)
+	}
+	info, err := d.adoptVolume(ctx, spec.Name, want)
+	if err == nil && !info.Exists {
+		err = NewError(KindUncertain, PhaseVolume, spec.Name, "created but not found afterwards")
+	}
+	return info, err
+}
+
+func (d *Docker) adoptVolume(ctx context.Context, name string, want map[string]string) (VolumeInfo, error) {
+	info, err := d.observeVolume(ctx, name, PhaseVolume)
+	if err == nil && info.Exists && !identityMatches(info.Labels, want) {
+		return VolumeInfo{}, NewError(KindConflict, PhaseVolume, name, "the name is held by a volume Dockside did not make for this owner")
+	}
+	return info, err
+}
+
+// ObserveVolume reports the named volume; absent is Exists false, a foreign one a conflict.
+func (d *Docker) ObserveVolume(ctx context.Context, name string) (VolumeInfo, error) {
+	info, err := d.observeVolume(ctx, name, PhaseObserve)
+	if err == nil && info.Exists && !d.owns(info.Labels) {
+		return VolumeInfo{}, NewError(KindConflict, PhaseObserve, name, "the volume is not Dockside's on this node")
+	}
+	return info, err
+}
+
+func (d *Docker) observeVolume(ctx context.Context, name string, phase Phase) (VolumeInfo, error) {
+	v, err := d.cli.VolumeInspect(ctx, name)
+	if cerrdefs.IsNotFound(err) {
+		return VolumeInfo{}, nil
+	}
+	if err != nil {
+		return VolumeInfo{}, d.classify(err, phase, name)
+	}
+	return volumeInfo(v), nil
+}
+
+// RemoveVolume removes the volume; a missing one is fine, one still mounted is a conflict.
+func (d *Docker) RemoveVolume(ctx context.Context, name string) error {
+	info, err := d.ObserveVolume(ctx, name)
+	if err != nil || !info.Exists {
+		return phased(err, PhaseRemove)
+	}
+	if err := d.cli.VolumeRemove(ctx, name, false); err != nil && !cerrdefs.IsNotFound(err) {
+		return d.classify(err, PhaseRemove, name)
+	}
+	return nil
+}
+
+// ListVolumes lists this node's volumes whose labels include match.
+func (d *Docker) ListVolumes(ctx context.Context, match map[string]string) ([]VolumeInfo, error) {
+	resp, err := d.cli.VolumeList(ctx, volume.ListOptions{Filters: d.labelFilter(match)})
+	if err != nil {
+		return nil, d.classify(err, PhaseObserve, "")
+	}
+	out := make([]VolumeInfo, 0, len(resp.Volumes))
+	for _, v := range resp.Volumes {
+		out = append(out, volumeInfo(*v))
+	}
+	return out, nil
+}
+
+// tmpfsOptions are the local driver's options for a size-limited tmpfs volume (mount -t tmpfs -o size=N).
+func tmpfsOptions(sizeBytes int64) map[string]string {
+	return map[string]string{"type": "tmpfs", "device": "tmpfs", "o": "size=" + strconv.FormatInt(sizeBytes, 10)}
+}
+
+func volumeInfo(v volume.Volume) VolumeInfo {
+	info := VolumeInfo{Exists: true, Name: v.Name, Labels: v.Labels}
+	for _, o := range strings.Split(v.Options["o"], ",") {
+		if s, ok := strings.CutPrefix(o, "size="); ok {
+			info.SizeBytes, _ = strconv.ParseInt(s, 10, 64)
+		}
+	}
+	return info
+}
