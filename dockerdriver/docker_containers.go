@@ -13,7 +13,7 @@ import (
 // EnsureContainer creates the hardened container, or adopts the existing one with the same identity. Two
 // racing ensures of one name make one container: Docker reserves names atomically, and the loser adopts.
 func (d *Docker) EnsureContainer(ctx context.Context, spec ContainerSpec) (ContainerInfo, error) {
-	if err := validateContainerSpec(spec); err != nil {
+	if err := spec.Validate(); err != nil {
 		return ContainerInfo{}, err
 	}
 	want := Labels(d.node, spec.Owner, spec.Role, spec.Service)
@@ -53,7 +53,7 @@ func (d *Docker) checkDependencies(ctx context.Context, spec ContainerSpec) erro
 	if !img.Exists {
 		return NewError(KindNotFound, PhaseImage, spec.Image, "the image is not present on this node")
 	}
-	if vs := uncoveredVolumes(img.Volumes, spec); len(vs) > 0 {
+	if vs := spec.UncoveredVolumes(img.Volumes); len(vs) > 0 {
 		return errorf(KindInvalidSpec, PhaseImage, spec.Image, "the image declares VOLUME %s; mount a workspace or scratch volume there", strings.Join(vs, ", "))
 	}
 	if spec.Network.Name != "" {

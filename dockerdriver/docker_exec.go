@@ -26,7 +26,7 @@ const (
 // container's cgroup is the one boundary none of them can leave, and DESIGN.md already makes "a deadline,
 // a cancel or an uncertain result stops the container" the rule; recovery goes through a Checkpoint.
 func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecResult, error) {
-	if err := validateExec(name, req); err != nil {
+	if err := req.Validate(name); err != nil {
 		return ExecResult{}, err
 	}
 	info, err := d.running(ctx, name, PhaseExec)
@@ -60,24 +60,6 @@ func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecRe
 	}
 	res.Reason = ExecCompleted
 	return res, nil
-}
-
-func validateExec(name string, req ExecRequest) error {
-	bad := func(reason string) error { return NewError(KindInvalidSpec, PhaseExec, name, reason) }
-	switch {
-	case len(req.Command) == 0:
-		return bad("a command is required")
-	case req.Timeout <= 0:
-		return bad("a timeout is required")
-	case req.OutputLimit <= 0:
-		return bad("an output limit is required")
-	}
-	for i, e := range req.Env {
-		if e.Name == "" {
-			return errorf(KindInvalidSpec, PhaseExec, name, "environment variable %d has no name", i)
-		}
-	}
-	return nil
 }
 
 // runExec creates and starts the exec, copies its output into the capped writers and waits for its exit

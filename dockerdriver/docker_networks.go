@@ -2,7 +2,6 @@ package dockerdriver
 
 import (
 	"context"
-	"net/netip"
 	"strconv"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -17,7 +16,7 @@ const iccOption = "com.docker.network.bridge.enable_icc"
 
 // EnsureNetwork creates the bridge, or adopts the one of that name if it carries the same identity.
 func (d *Docker) EnsureNetwork(ctx context.Context, spec NetworkSpec) (NetworkInfo, error) {
-	if err := validateNetworkSpec(spec); err != nil {
+	if err := spec.Validate(); err != nil {
 		return NetworkInfo{}, err
 	}
 	defer d.locks.lock("network/" + spec.Name)()
@@ -97,30 +96,6 @@ func (d *Docker) ListNetworks(ctx context.Context, match map[string]string) ([]N
 		out = append(out, networkInfo(n))
 	}
 	return out, nil
-}
-
-func validateNetworkSpec(spec NetworkSpec) error {
-	bad := func(reason string) error { return NewError(KindInvalidSpec, PhaseNetwork, spec.Name, reason) }
-	if !dockerName.MatchString(spec.Name) {
-		return bad("the network name is not a valid Docker name")
-	}
-	if spec.Subnet == "" {
-		if spec.Gateway != "" {
-			return bad("a gateway needs a subnet")
-		}
-		return nil
-	}
-	prefix, err := netip.ParsePrefix(spec.Subnet)
-	if err != nil || prefix.Masked() != prefix {
-		return bad("the subnet is not a CIDR network address")
-	}
-	if spec.Gateway != "" {
-		gw, err := netip.ParseAddr(spec.Gateway)
-		if err != nil || !prefix.Contains(gw) {
-			return bad("the gateway is not an address inside the subnet")
-		}
-	}
-	return nil
 }
 
 func networkLabels(node string, spec NetworkSpec) map[string]string {

@@ -11,13 +11,8 @@ import (
 
 // EnsureVolume creates the tmpfs-backed local volume, or adopts the one of that name with the same identity.
 func (d *Docker) EnsureVolume(ctx context.Context, spec VolumeSpec) (VolumeInfo, error) {
-	switch {
-	case !dockerName.MatchString(spec.Name):
-		return VolumeInfo{}, NewError(KindInvalidSpec, PhaseVolume, spec.Name, "the volume name is not a valid Docker name")
-	case spec.Role == "":
-		return VolumeInfo{}, NewError(KindInvalidSpec, PhaseVolume, spec.Name, "a role is required")
-	case spec.SizeBytes <= 0:
-		return VolumeInfo{}, NewError(KindInvalidSpec, PhaseVolume, spec.Name, "a size limit is required")
+	if err := spec.Validate(); err != nil {
+		return VolumeInfo{}, err
 	}
 	defer d.locks.lock("volume/" + spec.Name)()
 	want := Labels(d.node, spec.Owner, spec.Role, "")

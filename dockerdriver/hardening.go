@@ -1,102 +1,13 @@
 package dockerdriver
 
 import (
-	"path"
-	"regexp"
-	"strings"
-
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 )
 
-// Docker refuses memory limits under 6 MiB; refusing them here gives a clearer error.
-const minMemoryBytes = 6 << 20
-
 // logLimits bound what Docker keeps of a container's output on disk, so untrusted output cannot fill it.
 var logLimits = map[string]string{"max-size": "10m", "max-file": "1"}
-
-// Docker's own name rule for containers, networks and volumes.
-var dockerName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
-
-// validateContainerSpec refuses what cannot become a hardened container. Messages name fields, never
-// values (which may be secrets).
-func validateContainerSpec(spec ContainerSpec) error {
-	bad := func(format string, args ...any) error {
-		return errorf(KindInvalidSpec, PhaseCreate, spec.Name, format, args...)
-	}
-	switch {
-	case !dockerName.MatchString(spec.Name):
-		return bad("the container name is not a valid Docker name")
-	case spec.Role == "":
-		return bad("a role is required")
-	case spec.Image == "":
-		return bad("an image is required")
-	case spec.Resources.MemoryBytes < minMemoryBytes:
-		return bad("a memory limit of at least 6 MiB is required")
-	case spec.Resources.NanoCPUs <= 0:
-		return bad("a CPU limit is required")
-	case spec.Resources.PIDs <= 0:
-		return bad("a process (pids) limit is required")
-	}
-	for i, e := range spec.Env {
-		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
-			return bad("environment variable %d has an invalid name", i)
-		}
-	}
-	if spec.Network.Name == "" && len(spec.Network.Aliases) > 0 {
-		return bad("DNS aliases need a network")
-	}
-	targets := map[string]bool{}
-	for _, t := range mountTargets(spec) {
-		if !path.IsAbs(t) || path.Clean(t) != t || t == "/" {
-			return bad("mount target %q must be a clean absolute path other than /", t)
-		}
-		if targets[t] {
-			return bad("mount target %q is used twice", t)
-		}
-		targets[t] = true
-	}
-	for _, m := range spec.Mounts {
-		if !dockerName.MatchString(m.Volume) {
-			return bad("mount at %q must name a Dockside volume", m.Target)
-		}
-	}
-	for _, t := range spec.Tmpfs {
-		if t.SizeBytes <= 0 {
-			return bad("tmpfs mount at %q needs a size", t.Target)
-		}
-	}
-	return nil
-}
-
-func mountTargets(spec ContainerSpec) []string {
-	var ts []string
-	for _, m := range spec.Mounts {
-		ts = append(ts, m.Target)
-	}
-	for _, t := range spec.Tmpfs {
-		ts = append(ts, t.Target)
-	}
-	return ts
-}
-
-// uncoveredVolumes lists the image's declared VOLUMEs that no mount of the spec covers. Docker would back
-// each with an anonymous volume on the host's disk, unbounded and outliving the container, so they are
-// refused unless the spec mounts something of its own there.
-func uncoveredVolumes(imageVolumes []string, spec ContainerSpec) []string {
-	covered := map[string]bool{}
-	for _, t := range mountTargets(spec) {
-		covered[t] = true
-	}
-	var out []string
-	for _, v := range imageVolumes {
-		if !covered[path.Clean(v)] {
-			out = append(out, v)
-		}
-	}
-	return out
-}
 
 // createRequest translates a validated spec into Docker's create request and adds the hardening every
 // container gets. Nothing in ContainerSpec can switch any of it off.
