@@ -35,8 +35,20 @@ build_busybox() {
   echo ">> built $tag"
 }
 
+build_holder() {
+  local tag="$prefix/holder:local" ctx
+  present "$tag" && { echo ">> $tag is present"; return; }
+  ctx=$(mktemp -d); trap 'rm -rf "$ctx"' RETURN
+  cp "$root/hack/images/holder/Dockerfile" "$ctx/"
+  (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$ctx/dockside-holder" ./cmd/dockside-holder)
+  echo ">> building $tag" >&2
+  docker build -q -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 || { cat "$ctx/build.log" >&2; exit 1; }
+  present "$tag" || { echo "!! $tag is not in the image store after the build" >&2; exit 1; }
+  echo ">> built $tag"
+}
+
 images=("$@")
-[[ ${#images[@]} -gt 0 ]] || images=(busybox)
+[[ ${#images[@]} -gt 0 ]] || images=(busybox holder)
 for image in "${images[@]}"; do
   "build_$image"
 done
