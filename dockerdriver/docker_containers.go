@@ -11,11 +11,14 @@ import (
 )
 
 // EnsureContainer creates the hardened container, or adopts the existing one with the same identity. Two
-// racing ensures of one name make one container: Docker reserves names atomically, and the loser adopts.
+// racing ensures of one name make one container: Docker reserves names atomically and the loser adopts.
+// Ensures within this process queue by name, because the loser of Docker's race can briefly see the name
+// taken but the container not yet inspectable.
 func (d *Docker) EnsureContainer(ctx context.Context, spec ContainerSpec) (ContainerInfo, error) {
 	if err := spec.Validate(); err != nil {
 		return ContainerInfo{}, err
 	}
+	defer d.locks.lock("container/" + spec.Name)()
 	want := Labels(d.node, spec.Owner, spec.Role, spec.Service)
 	if info, err := d.adoptContainer(ctx, spec.Name, want); err != nil || info.Exists {
 		return info, err

@@ -2,8 +2,9 @@ package dockerdriver
 
 import "sync"
 
-// keyLock serializes work on one name inside this process. Docker 20.10 checks network name duplicates
-// without a lock, so two racing creates can make two networks of one name; ensures of one name queue here.
+// keyLock serializes ensures of one name inside this process. Docker 20.10 checks network name duplicates
+// without a lock (two racing creates can make two networks of one name), and the loser of a container
+// name race can briefly find the name taken but the container not yet there.
 type keyLock struct {
 	mu   sync.Mutex
 	held map[string]*keyLockEntry

@@ -189,7 +189,7 @@ type ExecResult struct {
 
 // LogTail is the end of a container's output.
 type LogTail struct {
-	Data []byte // the last bytes of stdout and stderr, interleaved as written
+	Data []byte // the last bytes of stdout and stderr, interleaved in the order Docker logged them
 	Cut  int64  // bytes before Data that were dropped
 }
 
