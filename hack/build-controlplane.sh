@@ -17,11 +17,15 @@ echo ">> building control plane ${version} (etcd ${etcd_version}) from source in
 echo ">> a new machine does this once; it takes a few minutes on 2 cores" >&2
 cd "$tools"
 export CGO_ENABLED=0
+minor=$(echo "$version" | cut -d. -f2)
+# Stamp the version the binaries are built from, so that `kubectl version` and discovery tell the truth.
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1"
+ldflags+=" -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 for target in k8s.io/kubernetes/cmd/kube-apiserver ./cmd/etcd ./cmd/kubectl; do
   name=$(basename "$target")
   echo ">> building $name ..." >&2
   start=$SECONDS
-  go build -trimpath -ldflags="-s -w" -o "$out.tmp/$name" "$target"
+  go build -trimpath -ldflags="$ldflags" -o "$out.tmp/$name" "$target"
   echo ">> built $name in $((SECONDS - start))s" >&2
 done
 rm -rf "$out"

@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+)
+
+// agentProcess is the real dockside-agent binary, run as a child of the test.
+type agentProcess struct {
+	cmd  *exec.Cmd
+	done chan error
+	log  string
+}
+
+func startAgent(bin, node, kubeconfig, logPath string) (*agentProcess, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(bin, "dockside-agent"),
+		"--node-name="+node,
+		"--kubeconfig="+kubeconfig,
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address=0",
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the agent: %w", err)
+	}
+	a := &agentProcess{cmd: cmd, done: make(chan error, 1), log: logPath}
+	go func() { a.done <- cmd.Wait(); logFile.Close() }()
+	DeferCleanup(a.printLogOnFailure)
+	return a, nil
+}
+
+// stop asks the agent to exit as a person would (SIGTERM) and kills it if it does not within the grace period.
+func (a *agentProcess) stop() {
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.done:
+	case <-time.After(30 * time.Second):
+		_ = a.cmd.Process.Kill()
+		<-a.done
+		Fail("the agent did not exit within 30s of SIGTERM")
+	}
+}
+
+func (a *agentProcess) printLogOnFailure() {
+	if CurrentSpecReport().Failed() {
+		if data, err := os.ReadFile(a.log); err == nil {
+			GinkgoWriter.Printf("---- agent log ----\n%s\n", data)
+		}
+	}
+}

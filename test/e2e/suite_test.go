@@ -1,0 +1,64 @@
+// Package e2e runs the real agent binary against a real kube-apiserver and the real Docker daemon, and drives it
+// the way users do: with kubectl. Each suite run uses a node name of its own, so that what it leaves behind (it
+// must leave nothing) is found by label.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/dockside-dev/dockside/internal/controlplane"
+)
+
+var (
+	cp    *controlplane.ControlPlane
+	agent *agentProcess
+	node  string
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "end to end: agent, kube-apiserver, Docker, kubectl")
+}
+
+var _ = BeforeSuite(func() {
+	Expect(dockerReachable()).To(Succeed())
+	dir := GinkgoT().TempDir()
+	var err error
+	cp, err = controlplane.Start(controlplane.Options{
+		CRDDir:         filepath.Join("..", "..", "config", "crd", "bases"),
+		DataDir:        filepath.Join(dir, "etcd"),
+		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	node = fmt.Sprintf("e2e-%d", time.Now().UnixNano()%1_000_000)
+	agent, err = startAgent(binDir(), node, cp.Kubeconfig, filepath.Join(dir, "agent.log"))
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if cp == nil {
+		return
+	}
+	if agent != nil {
+		// Deleting every object lets the agent clean Docker up in order; then nothing labelled may remain.
+		_, _ = kubectl("delete", "sandboxes,checkpoints,sandboxservices", "--all", "--all-namespaces", "--wait", "--timeout=120s")
+		agent.stop()
+	}
+	Expect(cp.Stop()).To(Succeed())
+	Expect(leftovers(node)).To(BeEmpty(), "labelled Docker resources left behind by node %s", node)
+})
+
+// binDir is where `make build` put the binaries under test.
+func binDir() string {
+	if dir := os.Getenv("DOCKSIDE_BIN"); dir != "" {
+		return dir
+	}
+	return filepath.Join("..", "..", "bin")
+}
