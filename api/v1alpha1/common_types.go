@@ -48,19 +48,20 @@ type SecretKeySelector struct {
 }
 
 // Resources are the limits of one container. They are always set on the container: a field left out takes
-// its default, so no container ever runs unbounded.
+// its default, so no container ever runs unbounded. The quantities are omitzero, so a Go client that leaves
+// one unset sends nothing and gets the default instead of sending 0.
 type Resources struct {
 	// cpu is the CPU limit in cores (for example 500m or 2), between 10m and 64.
 	// +kubebuilder:default="1"
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('10m')) >= 0 && quantity(string(self)).compareTo(quantity('64')) <= 0",message="cpu must be between 10m and 64 cores"
 	// +optional
-	CPU resource.Quantity `json:"cpu,omitempty"`
+	CPU resource.Quantity `json:"cpu,omitzero"`
 
 	// memory is the memory limit (for example 256Mi or 2Gi), between 8Mi and 64Gi. Swap is not added on top.
 	// +kubebuilder:default="512Mi"
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('8Mi')) >= 0 && quantity(string(self)).compareTo(quantity('64Gi')) <= 0",message="memory must be between 8Mi and 64Gi"
 	// +optional
-	Memory resource.Quantity `json:"memory,omitempty"`
+	Memory resource.Quantity `json:"memory,omitzero"`
 
 	// pids is the most processes and threads the container may hold at once, between 16 and 65536.
 	// +kubebuilder:default=256

@@ -63,19 +63,19 @@ type SandboxSpec struct {
 	// resources limit the primary container. Every limit has a default, so a read-back always shows them.
 	// +kubebuilder:default={}
 	// +optional
-	Resources Resources `json:"resources,omitempty"`
+	Resources Resources `json:"resources,omitzero"`
 
 	// workspace is the writable scratch volume mounted into the primary container. It is held in memory
 	// (tmpfs, counted against the node's memory), survives topology rolls and pauses, and is what a
 	// Checkpoint captures.
 	// +kubebuilder:default={}
 	// +optional
-	Workspace Workspace `json:"workspace,omitempty"`
+	Workspace Workspace `json:"workspace,omitzero"`
 
 	// network says what the Sandbox may reach. The default, None, reaches nothing outside its own topology.
 	// +kubebuilder:default={}
 	// +optional
-	Network Network `json:"network,omitempty"`
+	Network Network `json:"network,omitzero"`
 
 	// services names, in start order, the SandboxServices in the same namespace that this Sandbox gets its
 	// own instance of. Each is started and ready before the next one starts; the primary starts last.
@@ -127,7 +127,7 @@ type Workspace struct {
 	// +kubebuilder:default="512Mi"
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('8Gi')) <= 0",message="workspace size must be between 1Mi and 8Gi"
 	// +optional
-	Size resource.Quantity `json:"size,omitempty"`
+	Size resource.Quantity `json:"size,omitzero"`
 
 	// mountPath is where the workspace appears in the primary container: an absolute path other than /,
 	// without '..', and not under /proc, /sys or /dev.

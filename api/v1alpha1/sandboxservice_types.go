@@ -64,7 +64,7 @@ type SandboxServiceSpec struct {
 	// resources limit the service container. Every limit has a default, so a read-back always shows them.
 	// +kubebuilder:default={}
 	// +optional
-	Resources Resources `json:"resources,omitempty"`
+	Resources Resources `json:"resources,omitzero"`
 }
 
 // ServicePort documents one port a service listens on.
