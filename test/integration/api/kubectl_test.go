@@ -1,0 +1,91 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	docksidev1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// table fetches path as kubectl get does: a server-side table built from the CRD's printer columns.
+func table(ctx context.Context, path string) metav1.Table {
+	body, err := discovery.NewDiscoveryClientForConfigOrDie(cfg).RESTClient().Get().AbsPath(path).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred(), string(body))
+	var t metav1.Table
+	Expect(json.Unmarshal(body, &t)).To(Succeed())
+	return t
+}
+
+var _ = Describe("kubectl experience", func() {
+	It("serves short names and the dockside category", func() {
+		resources, err := discovery.NewDiscoveryClientForConfigOrDie(cfg).ServerResourcesForGroupVersion(docksidev1.GroupVersion.String())
+		Expect(err).NotTo(HaveOccurred())
+		shortNames := map[string][]string{}
+		for _, r := range resources.APIResources {
+			if r.Namespaced && len(r.Categories) > 0 {
+				Expect(r.Categories).To(ConsistOf("dockside"), r.Name)
+				shortNames[r.Name] = r.ShortNames
+			}
+		}
+		Expect(shortNames).To(Equal(map[string][]string{
+			"sandboxes": {"sbx"}, "sandboxservices": {"sbxsvc"}, "checkpoints": {"ckpt"},
+		}))
+	})
+
+	It("prints phase, readiness, node and image of Sandboxes", func(ctx context.Context) {
+		ns := newNamespace(ctx)
+		sbx := &docksidev1.Sandbox{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shown"},
+			Spec:       docksidev1.SandboxSpec{Image: "dockside.dev/busybox:local", NodeName: "node-a"},
+		}
+		Expect(k8s.Create(ctx, sbx)).To(Succeed())
+		sbx.Status.Phase = docksidev1.SandboxRunning
+		meta.SetStatusCondition(&sbx.Status.Conditions, cond(docksidev1.ConditionReady, metav1.ConditionTrue, docksidev1.ReasonRunning))
+		Expect(k8s.Status().Update(ctx, sbx)).To(Succeed())
+
+		t := table(ctx, "/apis/dockside.dev/v1alpha1/namespaces/"+ns+"/sandboxes")
+		var columns []string
+		for _, c := range t.ColumnDefinitions {
+			columns = append(columns, c.Name)
+		}
+		Expect(columns).To(Equal([]string{"Name", "Phase", "Ready", "Node", "Image", "Exit", "Reason", "Age"}))
+		Expect(t.Rows).To(HaveLen(1))
+		Expect(t.Rows[0].Cells[:7]).To(Equal([]any{"shown", "Running", "True", "node-a", "dockside.dev/busybox:local", nil, "Running"}))
+	})
+
+	It("filters Sandboxes by spec.nodeName and Checkpoints by spec.sandboxName on the server", func(ctx context.Context) {
+		ns := newNamespace(ctx)
+		for name, node := range map[string]string{"on-a": "node-a", "on-b": "node-b", "unbound": ""} {
+			Expect(k8s.Create(ctx, &docksidev1.Sandbox{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec:       docksidev1.SandboxSpec{Image: "busybox", NodeName: node},
+			})).To(Succeed())
+			Expect(k8s.Create(ctx, &docksidev1.Checkpoint{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-1"},
+				Spec:       docksidev1.CheckpointSpec{SandboxName: name},
+			})).To(Succeed())
+		}
+		names := func(list client.ObjectList, field, value string) []string {
+			Expect(k8s.List(ctx, list, client.InNamespace(ns), client.MatchingFields{field: value})).To(Succeed())
+			var out []string
+			Expect(meta.EachListItem(list, func(o runtime.Object) error {
+				out = append(out, o.(client.Object).GetName())
+				return nil
+			})).To(Succeed())
+			return out
+		}
+		Expect(names(&docksidev1.SandboxList{}, docksidev1.FieldSandboxNodeName, "node-a")).To(ConsistOf("on-a"))
+		Expect(names(&docksidev1.SandboxList{}, docksidev1.FieldSandboxNodeName, "")).To(ConsistOf("unbound"))
+		Expect(names(&docksidev1.CheckpointList{}, docksidev1.FieldCheckpointSandboxName, "on-b")).To(ConsistOf("on-b-1"))
+		Expect(names(&docksidev1.CheckpointList{}, docksidev1.FieldCheckpointNodeName, "")).To(HaveLen(3))
+	})
+})

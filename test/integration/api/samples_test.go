@@ -1,0 +1,67 @@
+package api_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+var samplesDir = filepath.Join("..", "..", "..", "config", "samples")
+
+// localImages are the only images samples may name: no registry is reachable, so each is built locally by
+// hack/build-images.sh.
+var localImages = []string{"dockside.dev/busybox:local", "dockside.dev/python:local", "dockside.dev/redis:local"}
+
+// sampleFiles are the files config/samples/kustomization.yaml lists, in its order.
+func sampleFiles() []string {
+	raw, err := os.ReadFile(filepath.Join(samplesDir, "kustomization.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var kustomization struct {
+		Resources []string `json:"resources"`
+	}
+	Expect(yaml.Unmarshal(raw, &kustomization)).To(Succeed())
+	return kustomization.Resources
+}
+
+var _ = Describe("samples", func() {
+	It("lists every sample file in the kustomization", func() {
+		onDisk, err := filepath.Glob(filepath.Join(samplesDir, "dockside_*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		var names []string
+		for _, path := range onDisk {
+			names = append(names, filepath.Base(path))
+		}
+		Expect(sampleFiles()).To(ConsistOf(names))
+	})
+
+	It("accepts every sample, with at least one per kind, naming only local images", func(ctx context.Context) {
+		ns := newNamespace(ctx)
+		kinds := map[string]int{}
+		busyboxOnly := 0
+		for _, file := range sampleFiles() {
+			raw, err := os.ReadFile(filepath.Join(samplesDir, file))
+			Expect(err).NotTo(HaveOccurred())
+			obj := fromYAML(string(raw), ns)
+			Expect(k8s.Create(ctx, obj)).To(Succeed(), file)
+			kinds[obj.GetKind()]++
+
+			image, hasImage, _ := unstructured.NestedString(obj.Object, "spec", "image")
+			if hasImage {
+				Expect(localImages).To(ContainElement(image), file)
+			}
+			services, _, _ := unstructured.NestedStringSlice(obj.Object, "spec", "services")
+			if obj.GetKind() == "Sandbox" && image == localImages[0] && len(services) == 0 {
+				busyboxOnly++
+			}
+		}
+		Expect(kinds).To(HaveKey("Sandbox"))
+		Expect(kinds).To(HaveKey("SandboxService"))
+		Expect(kinds).To(HaveKey("Checkpoint"))
+		Expect(busyboxOnly).To(BeNumerically(">=", 1), "a Sandbox sample that needs nothing but the busybox image")
+	})
+})

@@ -1,0 +1,95 @@
+// Package api_test checks the CRDs of api/v1alpha1 against a real kube-apiserver (envtest): samples accepted,
+// bad manifests refused with a message a person understands, defaults on read-back, immutable fields, and
+// server-side apply. Run with KUBEBUILDER_ASSETS=$(bash hack/build-controlplane.sh).
+package api_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	docksidev1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+var (
+	testEnv *envtest.Environment
+	cfg     *rest.Config
+	k8s     client.Client
+	watcher client.WithWatch
+	scheme  = runtime.NewScheme()
+)
+
+func TestAPI(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "API (CRDs against a real API server)")
+}
+
+var _ = BeforeSuite(func() {
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(docksidev1.AddToScheme(scheme)).To(Succeed())
+
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	cfg, err = testEnv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	// Strict field validation, as kubectl does by default: unknown fields are refused rather than dropped.
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	k8s = client.WithFieldValidation(k8s, metav1.FieldValidationStrict)
+	watcher, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if testEnv != nil {
+		Expect(testEnv.Stop()).To(Succeed())
+	}
+})
+
+// newNamespace creates a namespace of its own for one spec and removes what the spec left in it afterwards.
+// envtest runs no namespace controller, so the objects are deleted explicitly.
+func newNamespace(ctx context.Context) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "api-"}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) {
+		for _, obj := range []client.Object{&docksidev1.Sandbox{}, &docksidev1.SandboxService{}, &docksidev1.Checkpoint{}} {
+			Expect(k8s.DeleteAllOf(ctx, obj, client.InNamespace(ns.Name))).To(Succeed())
+		}
+		Expect(k8s.Delete(ctx, ns)).To(Succeed())
+	})
+	return ns.Name
+}
+
+// fromYAML turns one manifest into an object placed in namespace ns.
+func fromYAML(manifest, ns string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal([]byte(manifest), &u.Object)).To(Succeed())
+	u.SetNamespace(ns)
+	return u
+}
+
+// countObjects is how many Dockside objects of any kind namespace ns holds.
+func countObjects(ctx context.Context, ns string) int {
+	var sandboxes docksidev1.SandboxList
+	var services docksidev1.SandboxServiceList
+	var checkpoints docksidev1.CheckpointList
+	Expect(k8s.List(ctx, &sandboxes, client.InNamespace(ns))).To(Succeed())
+	Expect(k8s.List(ctx, &services, client.InNamespace(ns))).To(Succeed())
+	Expect(k8s.List(ctx, &checkpoints, client.InNamespace(ns))).To(Succeed())
+	return len(sandboxes.Items) + len(services.Items) + len(checkpoints.Items)
+}

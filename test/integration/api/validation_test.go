@@ -1,0 +1,92 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// manifest is a Dockside object of the given kind and name with spec written as one line of flow YAML.
+func manifest(kind, name, spec string) string {
+	return fmt.Sprintf("apiVersion: dockside.dev/v1alpha1\nkind: %s\nmetadata: {name: %q}\nspec: %s\n", kind, name, spec)
+}
+
+func sandbox(spec string) string    { return manifest("Sandbox", "bad", spec) }
+func service(spec string) string    { return manifest("SandboxService", "bad", spec) }
+func checkpoint(spec string) string { return manifest("Checkpoint", "bad", spec) }
+
+// nineServices names one SandboxService more than a Sandbox may have.
+var nineServices = "[s1, s2, s3, s4, s5, s6, s7, s8, s9]"
+
+var _ = Describe("validation", func() {
+	DescribeTable("refuses a bad manifest with a message a person understands, leaving nothing behind",
+		func(ctx context.Context, manifest, message string) {
+			ns := newNamespace(ctx)
+			err := k8s.Create(ctx, fromYAML(manifest, ns))
+			Expect(apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)).To(BeTrue(), "want a refusal, got %v", err)
+			Expect(err.Error()).To(ContainSubstring(message))
+			Expect(countObjects(ctx, ns)).To(BeZero())
+		},
+		// Sandbox: image.
+		Entry("no image", sandbox(`{command: ["true"]}`), "spec.image: Required value"),
+		Entry("uppercase image name", sandbox(`{image: Busybox}`), "image must be a reference"),
+		Entry("image with a space", sandbox(`{image: "busy box"}`), "image must be a reference"),
+		Entry("short digest", sandbox(`{image: "busybox@sha256:abc"}`), "image must be a reference"),
+		// Sandbox: network. Host networking and container:<id> cannot be expressed; finer rules are refused.
+		Entry("network mode host", sandbox(`{image: busybox, network: {mode: host}}`), `Unsupported value: "host"`),
+		Entry("network mode container:<id>", sandbox(`{image: busybox, network: {mode: "container:abc"}}`), `Unsupported value: "container:abc"`),
+		Entry("hostNetwork field", sandbox(`{image: busybox, hostNetwork: true}`), `unknown field "spec.hostNetwork"`),
+		Entry("egress allowlist", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["pypi.org:443"]}}`), "allowlists are not enforced yet"),
+		Entry("private-range blocking", sandbox(`{image: busybox, network: {mode: Unrestricted, blockPrivateNetworks: true}}`), "blocking private address ranges is not enforced yet"),
+		// Sandbox: resources and workspace, positive and bounded.
+		Entry("zero cpu", sandbox(`{image: busybox, resources: {cpu: "0"}}`), "cpu must be between 10m and 64 cores"),
+		Entry("too much cpu", sandbox(`{image: busybox, resources: {cpu: 128}}`), "cpu must be between 10m and 64 cores"),
+		Entry("negative memory", sandbox(`{image: busybox, resources: {memory: -1Gi}}`), "memory must be between 8Mi and 64Gi"),
+		Entry("tiny memory", sandbox(`{image: busybox, resources: {memory: 1Ki}}`), "memory must be between 8Mi and 64Gi"),
+		Entry("memory that is not a quantity", sandbox(`{image: busybox, resources: {memory: lots}}`), "spec.resources.memory"),
+		Entry("too few pids", sandbox(`{image: busybox, resources: {pids: 0}}`), "should be greater than or equal to 16"),
+		Entry("huge workspace", sandbox(`{image: busybox, workspace: {size: 100Gi}}`), "workspace size must be between 1Mi and 8Gi"),
+		Entry("relative mountPath", sandbox(`{image: busybox, workspace: {mountPath: workspace}}`), "must be an absolute path other than /"),
+		Entry("mountPath /", sandbox(`{image: busybox, workspace: {mountPath: /}}`), "must be an absolute path other than /"),
+		Entry("mountPath under /proc", sandbox(`{image: busybox, workspace: {mountPath: /proc/x}}`), "must not be under /proc, /sys or /dev"),
+		Entry("mountPath with ..", sandbox(`{image: busybox, workspace: {mountPath: /a/../etc}}`), "must not contain '..'"),
+		// Sandbox: services.
+		Entry("nine services", sandbox(`{image: busybox, services: `+nineServices+`}`), "must have at most 8 items"),
+		Entry("the same service twice", sandbox(`{image: busybox, services: [redis, redis]}`), "must not name the same SandboxService twice"),
+		Entry("service name that is not a DNS label", sandbox(`{image: busybox, services: [Redis_1]}`), "each service must be the name of a SandboxService"),
+		// Sandbox: the rest of the spec.
+		Entry("lifecycle Stopped", sandbox(`{image: busybox, lifecycle: Stopped}`), `Unsupported value: "Stopped"`),
+		Entry("args without command", sandbox(`{image: busybox, args: [-c, ls]}`), "args needs a command"),
+		Entry("ttl on a session", sandbox(`{image: busybox, ttlSecondsAfterFinished: 60}`), "ttlSecondsAfterFinished applies only to runs"),
+		Entry("zero deadline", sandbox(`{image: busybox, activeDeadlineSeconds: 0}`), "should be greater than or equal to 1"),
+		Entry("empty command", sandbox(`{image: busybox, command: []}`), "should have at least 1 items"),
+		Entry("env name not an identifier", sandbox(`{image: busybox, env: [{name: 1X, value: a}]}`), "env name must be a C identifier"),
+		Entry("env value and valueFrom", sandbox(`{image: busybox, env: [{name: A, value: a, valueFrom: {secretKeyRef: {name: s, key: k}}}]}`), "set either value or valueFrom, not both"),
+		Entry("env twice", sandbox(`{image: busybox, env: [{name: A, value: a}, {name: A, value: b}]}`), "Duplicate value"),
+		Entry("secret key with a slash", sandbox(`{image: busybox, env: [{name: A, valueFrom: {secretKeyRef: {name: s, key: a/b}}}]}`), "secret key may hold only"),
+		Entry("relative workingDir", sandbox(`{image: busybox, workingDir: src}`), "workingDir must be an absolute path"),
+		Entry("restoreFrom not a DNS label", sandbox(`{image: busybox, restoreFrom: Snap_1}`), "restoreFrom must be the name of a Checkpoint"),
+		Entry("nodeName not a DNS subdomain", sandbox(`{image: busybox, nodeName: Node_1}`), "nodeName must be a DNS subdomain"),
+		Entry("Sandbox name with a dot", manifest("Sandbox", "a.b", `{image: busybox}`), "Sandbox name must be a DNS label"),
+		Entry("Sandbox name of 64 characters", manifest("Sandbox", strings.Repeat("a", 64), `{image: busybox}`), "Sandbox name must be a DNS label"),
+		// SandboxService.
+		Entry("service without image", service(`{ports: [{port: 80}]}`), "spec.image: Required value"),
+		Entry("readiness timeout beyond period", service(`{image: redis, readiness: {command: ["true"], periodSeconds: 1, timeoutSeconds: 5}}`), "readiness timeoutSeconds must not exceed periodSeconds"),
+		Entry("readiness without command", service(`{image: redis, readiness: {periodSeconds: 1}}`), "spec.readiness.command: Required value"),
+		Entry("port out of range", service(`{image: redis, ports: [{port: 70000}]}`), "should be less than or equal to 65535"),
+		Entry("port protocol SCTP", service(`{image: redis, ports: [{port: 80, protocol: SCTP}]}`), `Unsupported value: "SCTP"`),
+		Entry("alias that is not a DNS label", service(`{image: redis, aliases: [Cache_1]}`), "each alias must be a DNS label"),
+		Entry("service resources unbounded", service(`{image: redis, resources: {memory: 1Ti}}`), "memory must be between 8Mi and 64Gi"),
+		Entry("SandboxService name with a dot", manifest("SandboxService", "redis.cache", `{image: redis}`), "SandboxService name must be a DNS label"),
+		// Checkpoint.
+		Entry("checkpoint without sandbox", checkpoint(`{paths: [src]}`), "spec.sandboxName: Required value"),
+		Entry("checkpoint of an absolute path", checkpoint(`{sandboxName: shell, paths: [/etc]}`), "paths must be relative to the workspace"),
+		Entry("checkpoint of a path with ..", checkpoint(`{sandboxName: shell, paths: [src/../..]}`), "must not contain '..'"),
+		Entry("checkpoint sandboxName not a DNS label", checkpoint(`{sandboxName: Shell}`), "sandboxName must be the name of a Sandbox"),
+		Entry("Checkpoint name with a dot", manifest("Checkpoint", "shell.1", `{sandboxName: shell}`), "Checkpoint name must be a DNS label"),
+	)
+})
