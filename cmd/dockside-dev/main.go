@@ -26,17 +26,19 @@ func main() {
 		}
 		return
 	}
+	// A flag set of our own: controller-runtime registers a global -kubeconfig flag with another meaning.
+	fs := flag.NewFlagSet("dockside-dev", flag.ExitOnError)
 	opts := controlplane.Options{}
-	flag.StringVar(&opts.DataDir, "data-dir", ".local/etcd", "etcd data folder, kept across runs")
-	flag.StringVar(&opts.KubeconfigPath, "kubeconfig", ".local/kubeconfig", "where to write the admin kubeconfig")
-	flag.StringVar(&opts.CRDDir, "crds", "config/crd/bases", "folder of CRD manifests to install")
-	pidFile := flag.String("pid-file", ".local/run.pids", "where to record the processes of this run")
-	flag.Usage = func() {
+	fs.StringVar(&opts.DataDir, "data-dir", ".local/etcd", "etcd data folder, kept across runs")
+	fs.StringVar(&opts.KubeconfigPath, "kubeconfig", ".local/kubeconfig", "where to write the admin kubeconfig")
+	fs.StringVar(&opts.CRDDir, "crds", "config/crd/bases", "folder of CRD manifests to install")
+	pidFile := fs.String("pid-file", ".local/run.pids", "where to record the processes of this run")
+	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: dockside-dev [flags] [-- agent command...] | dockside-dev stop [-pid-file F]")
-		flag.PrintDefaults()
+		fs.PrintDefaults()
 	}
-	flag.Parse()
-	if err := run(opts, *pidFile, flag.Args()); err != nil {
+	_ = fs.Parse(os.Args[1:])
+	if err := run(opts, *pidFile, fs.Args()); err != nil {
 		fail(err)
 	}
 }

@@ -55,12 +55,17 @@ func stopRecorded(pidFile string, grace time.Duration) error {
 	for _, pid := range alive {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	return os.Remove(pidFile)
+	// The run removes the file itself when it stops in order.
+	if err := os.Remove(pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
+// anyAlive tells whether any of the processes still runs; a zombie has exited and only waits to be reaped.
 func anyAlive(pids []int) bool {
 	for _, pid := range pids {
-		if syscall.Kill(pid, 0) == nil {
+		if fields := statFields(pid); len(fields) > 0 && fields[0] != "Z" {
 			return true
 		}
 	}
