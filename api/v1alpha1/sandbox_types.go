@@ -231,6 +231,12 @@ type SandboxStatus struct {
 	// +optional
 	TopologyGeneration int64 `json:"topologyGeneration,omitempty"`
 
+	// topologyHash is a digest of what the running topology was built from (the spec fields that roll it and
+	// the generations of its SandboxServices); when the spec no longer hashes to it, the topology is rolled.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	TopologyHash string `json:"topologyHash,omitempty"`
+
 	// containerID is the Docker id of the primary container.
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
