@@ -3,9 +3,9 @@ package v1alpha1
 // Condition types. They follow kstatus, which Flux, Argo CD and `kubectl wait` read: Ready=True is Current,
 // Ready=False or Reconciling=True is InProgress, Stalled=True is Failed. So a converging object sets
 // Reconciling, an object that will not converge without a change (poisoned topology, failed run or capture)
-// sets Stalled, and a finished run reads Ready=True with the run's reason.
+// sets Stalled with Ready=False, and a run that succeeded reads Ready=True with reason Completed.
 const (
-	// ConditionReady: the object is what its spec asks (Sandbox: primary running, or run finished;
+	// ConditionReady: the object is what its spec asks (Sandbox: primary running, or run succeeded;
 	// Checkpoint: archive stored; SandboxService: accepted).
 	ConditionReady = "Ready"
 	// ConditionReconciling: the agent is working towards the spec.

@@ -14,8 +14,8 @@ const MaxOutputTailBytes = 8192
 
 // SandboxSpec is what the user wants: one primary container, its services and the limits around them.
 // Changing image, command, args, env, workingDir, resources, network or services rolls the topology to a new
-// generation that keeps the workspace; changing lifecycle pauses or resumes; restoreFrom and nodeName are fixed
-// once set.
+// generation that keeps the workspace; changing lifecycle pauses or resumes; workspace and restoreFrom are
+// fixed at creation and nodeName once set.
 // +kubebuilder:validation:XValidation:rule="!has(self.args) || has(self.command)",message="args needs a command: a Sandbox with a command is a run, one without is a session that keeps the image's own entrypoint"
 // +kubebuilder:validation:XValidation:rule="!has(self.ttlSecondsAfterFinished) || has(self.command)",message="ttlSecondsAfterFinished applies only to runs, that is Sandboxes with a command"
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom) && (!has(self.restoreFrom) || self.restoreFrom == oldSelf.restoreFrom)",message="restoreFrom is set when the Sandbox is created and cannot be added, changed or removed later"
@@ -121,7 +121,9 @@ type SandboxSpec struct {
 	NodeName string `json:"nodeName,omitempty"`
 }
 
-// Workspace is the size and place of a Sandbox's workspace volume.
+// Workspace is the size and place of a Sandbox's workspace volume. It is fixed at creation: the same volume
+// is kept across topology rolls.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="workspace cannot change after creation: the same workspace, with its size and mount path, is kept across topology rolls"
 type Workspace struct {
 	// size of the workspace, between 1Mi and 8Gi. It is memory-backed, so it counts against the node's memory.
 	// +kubebuilder:default="512Mi"

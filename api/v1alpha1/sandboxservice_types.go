@@ -7,7 +7,8 @@ const MaxUsedBy = 32
 
 // SandboxServiceSpec declares a helper container (database, queue, browser). Every Sandbox that names the
 // SandboxService gets its own instance on its own topology, reachable there by the SandboxService's name and
-// its aliases. Nothing is ever published on the host. A change rolls the topologies of the Sandboxes using it.
+// its aliases. Nothing is ever published on the host. A change reaches a Sandbox when its topology is next
+// rolled; until then the Sandbox reports ServicesUpToDate=False.
 type SandboxServiceSpec struct {
 	// image of the service container, as a reference like registry.example/name:tag or name@sha256:<digest>.
 	// +kubebuilder:validation:MinLength=1

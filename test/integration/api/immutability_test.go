@@ -63,6 +63,11 @@ var _ = Describe("changes after creation", func() {
 		refused(updateSandbox(ctx, key, func(s *docksidev1.SandboxSpec) { s.NodeName = "" }), "nodeName cannot be changed or removed once set")
 	})
 
+	It("refuses to change the workspace", func(ctx context.Context) {
+		refused(updateSandbox(ctx, key, func(s *docksidev1.SandboxSpec) { s.Workspace.Size = resource.MustParse("1Gi") }), "workspace cannot change after creation")
+		refused(updateSandbox(ctx, key, func(s *docksidev1.SandboxSpec) { s.Workspace.MountPath = "/src" }), "workspace cannot change after creation")
+	})
+
 	It("refuses to add restoreFrom after creation", func(ctx context.Context) {
 		refused(updateSandbox(ctx, key, func(s *docksidev1.SandboxSpec) { s.RestoreFrom = "snap" }), "restoreFrom is set when the Sandbox is created")
 	})
