@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -26,6 +27,17 @@ func sampleFiles() []string {
 	}
 	Expect(yaml.Unmarshal(raw, &kustomization)).To(Succeed())
 	return kustomization.Resources
+}
+
+// yamlBlocks are the ```yaml code blocks of a Markdown file.
+func yamlBlocks(path string) []string {
+	raw, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	var blocks []string
+	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
+		blocks = append(blocks, m[1])
+	}
+	return blocks
 }
 
 var _ = Describe("samples", func() {
@@ -63,5 +75,14 @@ var _ = Describe("samples", func() {
 		Expect(kinds).To(HaveKey("SandboxService"))
 		Expect(kinds).To(HaveKey("Checkpoint"))
 		Expect(busyboxOnly).To(BeNumerically(">=", 1), "a Sandbox sample that needs nothing but the busybox image")
+	})
+
+	It("accepts every example in docs/api.md", func(ctx context.Context) {
+		ns := newNamespace(ctx)
+		examples := yamlBlocks(filepath.Join("..", "..", "..", "docs", "api.md"))
+		Expect(examples).To(HaveLen(3))
+		for _, example := range examples {
+			Expect(k8s.Create(ctx, fromYAML(example, ns))).To(Succeed(), example)
+		}
 	})
 })
