@@ -1,9 +1,12 @@
 package dockerdriver_test
 
 import (
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -28,9 +31,51 @@ var _ = Describe("Connecting", func() {
 		Expect(img.Exists).To(BeTrue())
 		Expect(img.ID).To(HavePrefix("sha256:"))
 		Expect(img.Volumes).To(BeEmpty())
+		Expect(img.User).To(BeEmpty(), "the test image runs as root by default")
 
 		img, err = driver.InspectImage(ctx, "dockside.dev/never-built:nope")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(img.Exists).To(BeFalse())
 	})
+
+	It("reports an image's VOLUMEs and user, and refuses to create a container that leaves a VOLUME uncovered", func(ctx SpecContext) {
+		ref := volumeImage(ctx)
+		img, err := driver.InspectImage(ctx, ref)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(img.Volumes).To(Equal([]string{"/data"}))
+		Expect(img.User).To(Equal("nobody"))
+
+		o := newOwner("image-volume")
+		s := spec(o, v1.RolePrimary, "")
+		s.Image = ref
+		_, err = driver.EnsureContainer(ctx, s)
+		Expect(dd.IsInvalidSpec(err)).To(BeTrue(), "%v", err)
+		Expect(dd.PhaseOf(err)).To(Equal(dd.PhaseImage))
+
+		s.Tmpfs = []dd.TmpfsMount{{Target: "/data", SizeBytes: 1 << 20}}
+		run(ctx, s)
+		c, err := docker.ContainerInspect(ctx, s.Name)
+		Expect(err).NotTo(HaveOccurred())
+		for _, m := range c.Mounts {
+			Expect(string(m.Type)).To(Equal("tmpfs"), "no anonymous volume was made for /data")
+		}
+	})
 })
+
+// volumeImage commits the test image with a declared VOLUME and a default user, as a local image of this
+// run that the spec removes again.
+func volumeImage(ctx SpecContext) string {
+	GinkgoHelper()
+	ref := "dockside.dev/itest-volume:" + node
+	base, err := docker.ContainerCreate(ctx, &container.Config{Image: testImage, Labels: map[string]string{v1.LabelManaged: "true", v1.LabelNode: node}},
+		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { Expect(docker.ContainerRemove(ctx, base.ID, container.RemoveOptions{})).To(Succeed()) }()
+	_, err = docker.ContainerCommit(ctx, base.ID, container.CommitOptions{Reference: ref, Changes: []string{"VOLUME /data", "USER nobody"}})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		_, err := docker.ImageRemove(ctx, ref, image.RemoveOptions{})
+		Expect(err).NotTo(HaveOccurred())
+	})
+	return ref
+}
