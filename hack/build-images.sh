@@ -90,7 +90,8 @@ in_chroot() {
 
 # debian_base: the path of a minbase root file system of the host's release, with the release's updates and
 # security fixes, as a tarball cached under the git-ignored bin/ and keyed by release and architecture. Built
-# once with debootstrap and shared by every Debian-based image; delete it to pick up newer packages.
+# once with debootstrap and shared by every Debian-based image; delete it to pick up newer packages. Called as
+# $(debian_base): progress goes to stderr, and a failure fails the caller's assignment (set -e).
 debian_base() {
   local release arch tarball mirror security rootfs
   release=$(debian_release); arch=$(dpkg --print-architecture)
