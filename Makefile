@@ -11,7 +11,7 @@ ASSETS = $$(bash hack/build-controlplane.sh)
 GO_TEST := go test -count=1
 NODE ?= $(shell hostname)
 
-.PHONY: all build manifests generate fmt vet check-docker test test-unit test-integration test-e2e run stop images bench clean controlplane
+.PHONY: all build manifests generate fmt vet check-docker test test-unit test-integration test-e2e run stop images test-images bench clean controlplane
 
 all: build
 
@@ -33,8 +33,11 @@ vet:
 controlplane: ## Build kube-apiserver, etcd and kubectl from source (once per version).
 	@bash hack/build-controlplane.sh >/dev/null
 
-images: ## Build the images that samples and tests use, FROM scratch (skips those present).
+images: ## Build every local image: busybox, holder, python, redis (FROM scratch; skips those present).
 	@bash hack/build-images.sh
+
+test-images: # Only what the test tiers need, so they never wait on the Debian-based runtime images.
+	@bash hack/build-images.sh busybox holder
 
 check-docker:
 	@docker version >/dev/null 2>&1 || { echo "Docker is not reachable at $${DOCKER_HOST:-unix:///var/run/docker.sock}: start the daemon or set DOCKER_HOST" >&2; exit 1; }
@@ -44,10 +47,10 @@ test: test-unit test-integration test-e2e ## Every tier: unit, envtest and real 
 test-unit: ## Pure tests: no API server, no Docker.
 	$(GO_TEST) $$(go list ./... | grep -v /test/)
 
-test-integration: check-docker controlplane images ## envtest suites (real API server, fake driver) and the driver against real Docker.
+test-integration: check-docker controlplane test-images ## envtest suites (real API server, fake driver) and the driver against real Docker.
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO_TEST) -timeout 30m ./test/integration/...
 
-test-e2e: check-docker controlplane images build ## The real agent binary, real API server, real Docker, kubectl.
+test-e2e: check-docker controlplane test-images build ## The real agent binary, real API server, real Docker, kubectl.
 	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" $(GO_TEST) -timeout 40m ./test/e2e/...
 
 run: check-docker controlplane images build ## Local control plane + the agent on this machine's Docker; Ctrl-C stops all.

@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// newNamespace creates a namespace of the spec's own. The local control plane has no namespace controller,
+// so namespaces are never deleted; the objects in them are, and the control plane goes away with the suite.
+func newNamespace(prefix string) string {
+	ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000_000)
+	_, err := kubectl("create", "namespace", ns)
+	Expect(err).NotTo(HaveOccurred())
+	return ns
+}
+
+// apply sends a manifest through `kubectl apply`, as a user would.
+func apply(ns, manifest string) {
+	GinkgoHelper()
+	_, err := kubectlIn(manifest, "apply", "-n", ns, "-f", "-")
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// waitFor runs `kubectl wait` with the given condition, e.g. "condition=Ready" or "jsonpath={.status.phase}=Failed".
+func waitFor(ns, object, condition string, timeout time.Duration) {
+	GinkgoHelper()
+	_, err := kubectl("wait", "-n", ns, object, "--for="+condition, fmt.Sprintf("--timeout=%ds", int(timeout.Seconds())))
+	if err != nil {
+		status, _ := kubectl("get", "-n", ns, object, "-o", "jsonpath={.status}")
+		Fail(fmt.Sprintf("%s never reached %s: %v\nstatus: %s", object, condition, err, status))
+	}
+}
+
+// field reads one JSONPath of an object.
+func field(ns, object, jsonpath string) string {
+	GinkgoHelper()
+	out, err := kubectl("get", "-n", ns, object, "-o", "jsonpath="+jsonpath)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// containers lists the IDs of the labelled containers Docker holds for a Sandbox, optionally of one role.
+func containers(ns, name, role string) []string {
+	GinkgoHelper()
+	args := []string{"container", "ls", "-aq", "--no-trunc",
+		"--filter", "label=" + v1alpha1.LabelNode + "=" + node,
+		"--filter", "label=" + v1alpha1.LabelNamespace + "=" + ns,
+		"--filter", "label=" + v1alpha1.LabelName + "=" + name}
+	if role != "" {
+		args = append(args, "--filter", "label="+v1alpha1.LabelRole+"="+role)
+	}
+	out, err := docker(args...)
+	Expect(err).NotTo(HaveOccurred())
+	return strings.Fields(out)
+}
+
+// onlyContainer is the one container of a role, failing when there is none or more than one.
+func onlyContainer(ns, name, role string) string {
+	GinkgoHelper()
+	ids := containers(ns, name, role)
+	Expect(ids).To(HaveLen(1), "containers of role %s for %s/%s", role, ns, name)
+	return ids[0]
+}
+
+// deleteAndExpectGone deletes a Sandbox with kubectl (which waits for the finalizer) and checks that Docker
+// holds nothing labelled for it any more.
+func deleteAndExpectGone(ns, name string) {
+	GinkgoHelper()
+	_, err := kubectl("delete", "-n", ns, "sandbox", name, "--timeout=90s")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(containers(ns, name, "")).To(BeEmpty())
+	filter := []string{"--filter", "label=" + v1alpha1.LabelNamespace + "=" + ns, "--filter", "label=" + v1alpha1.LabelName + "=" + name}
+	for _, kind := range []string{"network", "volume"} {
+		out, err := docker(append([]string{kind, "ls", "-q"}, filter...)...)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Fields(out)).To(BeEmpty(), "%ss left for %s/%s", kind, ns, name)
+	}
+}
