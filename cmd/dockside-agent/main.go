@@ -1,0 +1,89 @@
+// Command dockside-agent is the Dockside node agent: it converges the Sandboxes bound to its node onto one
+// Docker daemon and binds unbound Sandboxes to the node while it has room. Run one per Docker host (or
+// several on one daemon with different --node-name values); a Lease per node keeps a second agent for the
+// same node waiting until the first stops.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/agent"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "dockside-agent:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	hostname, _ := os.Hostname()
+	var opts agent.Options
+	var dockerHost string
+	// --kubeconfig is registered by controller-runtime (default: $KUBECONFIG, then ~/.kube/config, then
+	// in-cluster).
+	flag.StringVar(&opts.Node, "node-name", strings.ToLower(hostname), "name of this agent's node: it acts on Sandboxes with this spec.nodeName and labels its Docker objects with it")
+	flag.StringVar(&dockerHost, "docker-host", "", "Docker daemon to drive (default $DOCKER_HOST, else the local socket)")
+	flag.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint, e.g. 127.0.0.1:9464; \"0\" disables it, so that several agents on one machine never collide")
+	flag.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:9465; \"0\" disables it")
+	flag.IntVar(&opts.Capacity, "capacity", agent.DefaultCapacity, "most Sandboxes bound to this node")
+	flag.BoolVar(&opts.RequireDigest, "require-digest", false, "run only images pinned by digest (name@sha256:...)")
+	flag.StringVar(&opts.HolderImage, "holder-image", agent.DefaultHolderImage, "image of the container that keeps each workspace alive; it must be present on the Docker host")
+	flag.BoolVar(&opts.LeaderElection, "leader-elect", true, "hold the Lease dockside-agent-<node-name>, so that two agents never act for one node")
+	flag.StringVar(&opts.LeaseNamespace, "lease-namespace", agent.DefaultLeaseNamespace, "namespace of the node's Lease")
+	flag.DurationVar(&opts.SweepPeriod, "sweep-period", time.Minute, "how often Docker is looked over for orphans and missed events")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("agent")
+
+	ctx := ctrl.SetupSignalHandler()
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("no Kubernetes API server to talk to (set --kubeconfig or $KUBECONFIG): %w", err)
+	}
+	driver, err := dd.New(ctx, dd.Options{Node: opts.Node, Host: dockerHost, Log: ctrl.Log.WithName("docker")})
+	if err != nil {
+		return err
+	}
+	defer driver.Close()
+	if err := checkHolderImage(ctx, driver, opts.HolderImage); err != nil {
+		return err
+	}
+	opts.Driver = driver
+	mgr, err := agent.New(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting", "node", opts.Node, "capacity", opts.Capacity, "requireDigest", opts.RequireDigest,
+		"lease", opts.LeaseNamespace+"/"+agent.LeaseName(opts.Node))
+	if err := mgr.Start(ctx); err != nil {
+		return err
+	}
+	log.Info("Stopped")
+	return nil
+}
+
+// checkHolderImage fails early, in words a person can act on, when the holder image is missing: no
+// Sandbox could keep a workspace without it, and the agent never pulls.
+func checkHolderImage(ctx context.Context, driver dd.Driver, ref string) error {
+	img, err := driver.InspectImage(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if !img.Exists {
+		return fmt.Errorf("the workspace holder image %s is not on this Docker host; build it with `make images` or name another with --holder-image", ref)
+	}
+	return nil
+}

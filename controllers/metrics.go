@@ -1,0 +1,89 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// Metrics on the manager's endpoint, next to controller-runtime's own.
+var (
+	readySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "dockside_sandbox_ready_seconds",
+		Help:    "Time from a Sandbox's creation until it was first Ready (a session's primary running, or a run finished successfully), by kind (session or run).",
+		Buckets: prometheus.ExponentialBuckets(0.25, 2, 12), // 0.25s to about 8.5 minutes
+	}, []string{"kind"})
+	dockerSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "dockside_docker_operation_duration_seconds",
+		Help:    "Latency of the agent's Docker operations, by operation and phase.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10), // 1ms to about 4 minutes
+	}, []string{"operation", "phase"})
+	dockerErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "dockside_docker_operation_errors_total",
+		Help: "Failed Docker operations, by operation, the phase that failed and the driver's error kind.",
+	}, []string{"operation", "phase", "kind"})
+	poisonings = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "dockside_topology_poisonings_total",
+		Help: "Topologies poisoned, by reason (ServiceExited, ServiceUnhealthy, ServiceReadinessFailed, PrimaryExited).",
+	}, []string{"reason"})
+	sandboxesDesc = prometheus.NewDesc("dockside_sandboxes",
+		"Sandboxes bound to the agent's node, by phase.", []string{"node", "phase"}, nil)
+)
+
+func init() {
+	metrics.Registry.MustRegister(readySeconds, dockerSeconds, dockerErrors, poisonings)
+}
+
+// observeReady records the time from creation to the first Ready.
+func observeReady(sbx *v1.Sandbox) {
+	kind := "session"
+	if len(sbx.Spec.Command) > 0 {
+		kind = "run"
+	}
+	readySeconds.WithLabelValues(kind).Observe(time.Since(sbx.CreationTimestamp.Time).Seconds())
+}
+
+// phaseCollector reports dockside_sandboxes for one node, counted from the agent's cache at scrape time, so
+// it never drifts from what the agent sees and needs no bookkeeping.
+type phaseCollector struct {
+	node   string
+	reader client.Reader
+}
+
+// NewPhaseCollector returns the collector of dockside_sandboxes for node, reading Sandboxes from reader
+// (the agent's cache, which holds only the node's). It is unchecked (Describe sends nothing), so that
+// several agents in one process (tests) can each register one.
+func NewPhaseCollector(node string, reader client.Reader) prometheus.Collector {
+	return &phaseCollector{node: node, reader: reader}
+}
+
+func (c *phaseCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var list v1.SandboxList
+	if err := c.reader.List(ctx, &list); err != nil {
+		return // cache not started or stopped: report nothing rather than zeros
+	}
+	counts := map[v1.SandboxPhase]int{}
+	for _, p := range []v1.SandboxPhase{v1.SandboxPending, v1.SandboxStarting, v1.SandboxRunning, v1.SandboxPaused,
+		v1.SandboxSucceeded, v1.SandboxFailed, v1.SandboxTerminating} {
+		counts[p] = 0
+	}
+	for _, sbx := range list.Items {
+		phase := sbx.Status.Phase
+		if phase == "" {
+			phase = v1.SandboxPending
+		}
+		counts[phase]++
+	}
+	for phase, n := range counts {
+		ch <- prometheus.MustNewConstMetric(sandboxesDesc, prometheus.GaugeValue, float64(n), c.node, string(phase))
+	}
+}

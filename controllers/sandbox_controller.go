@@ -1,0 +1,158 @@
+// Package controllers holds the node agent's reconcilers. The Sandbox reconciler converges the Sandboxes bound
+// to one node onto that node's Docker daemon, through dockerdriver only, and binds unbound Sandboxes to the
+// node while it has room.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// staleRetry is how soon a pass whose status write met a newer object runs again; the watch event of that
+// newer object usually triggers it first.
+const staleRetry = 250 * time.Millisecond
+
+// SandboxOptions are the node's policy and the agent's timing.
+type SandboxOptions struct {
+	Node          string // this agent's node name
+	Capacity      int    // most Sandboxes bound to this node; at least 1
+	RequireDigest bool   // refuse images that are not pinned by digest (name@sha256:...)
+	HolderImage   string // image of the container that keeps a workspace alive (see DESIGN.md)
+
+	BindRetry  time.Duration // how soon an agent without room looks again at a waiting Sandbox
+	SpecRetry  time.Duration // how soon a Sandbox waiting for something unwatched (image, Secret) looks again
+	StopGrace  time.Duration // grace given to containers stopped because their topology ended
+	ProbeLimit int           // bytes kept of a readiness check's output (only its exit code matters)
+}
+
+// SandboxReconciler converges Sandboxes onto Docker. Client reads Sandboxes bound to this node from the
+// manager's cache; Unbound reads those bound to no node; APIReader reads past the caches where a stale read
+// would do harm (capacity, roll decisions, orphans) or where caching would copy every Secret into memory.
+type SandboxReconciler struct {
+	client.Client
+	APIReader client.Reader
+	Unbound   client.Reader
+	Driver    dd.Driver
+	Recorder  events.EventRecorder
+	Options   SandboxOptions
+
+	admission sync.Mutex   // one bind or admission at a time, so that concurrent passes never overfill the node
+	probes    probeTracker // consecutive readiness failures of ready services
+}
+
+// +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes/finalizers,verbs=update
+// +kubebuilder:rbac:groups=dockside.dev,resources=sandboxservices,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+
+// Reconcile gets the Sandbox, binds it if it is unbound, admits it (the finalizer) when the node has room,
+// and then either cleans it up or converges it, writing its status once at the end.
+func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+	sbx, err := r.fetch(ctx, req.NamespacedName)
+	if sbx == nil || err != nil {
+		r.probes.forget(req.NamespacedName)
+		return ctrl.Result{}, err
+	}
+	if sbx.Spec.NodeName == "" {
+		return r.reconcileUnbound(ctx, sbx)
+	}
+	if !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, v1.FinalizerCleanup) {
+		return ctrl.Result{}, nil // never admitted, so nothing was made for it
+	}
+	admitted, err := r.ensureAdmitted(ctx, sbx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	snapshot := sbx.DeepCopy()
+	defer func() {
+		requeue, err := r.patchStatus(ctx, snapshot, sbx)
+		switch {
+		case err != nil:
+			reterr = errors.Join(reterr, err)
+		case requeue && reterr == nil:
+			result = ctrl.Result{RequeueAfter: staleRetry}
+		}
+	}()
+
+	switch {
+	case !sbx.DeletionTimestamp.IsZero():
+		return r.reconcileDelete(ctx, sbx)
+	case !admitted:
+		return r.reportNoCapacity(sbx), nil
+	default:
+		return r.reconcileNormal(ctx, sbx)
+	}
+}
+
+// fetch reads the Sandbox from the node's cache, then from the cache of unbound ones; nil when it is in
+// neither (deleted, or bound to another node).
+func (r *SandboxReconciler) fetch(ctx context.Context, key types.NamespacedName) (*v1.Sandbox, error) {
+	for _, reader := range []client.Reader{r.Client, r.Unbound} {
+		sbx := &v1.Sandbox{}
+		err := reader.Get(ctx, key, sbx)
+		if err == nil {
+			return sbx, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// patchStatus writes the status once, when it changed, guarded by the resourceVersion the pass started
+// from: a pass that worked from a stale read must not overwrite a newer status. A conflict is not an error
+// worth reporting; the pass is simply run again on fresh data.
+func (r *SandboxReconciler) patchStatus(ctx context.Context, snapshot, sbx *v1.Sandbox) (requeue bool, err error) {
+	cleanedUp := !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, v1.FinalizerCleanup)
+	if cleanedUp || equality.Semantic.DeepEqual(snapshot.Status, sbx.Status) {
+		return false, nil
+	}
+	err = r.Status().Patch(ctx, sbx, client.MergeFromWithOptions(snapshot, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case apierrors.IsConflict(err):
+		ctrl.LoggerFrom(ctx).V(1).Info("Status was written from a stale read; running again")
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// reconcileNormal converges the Sandbox one step after another; a step that has to wait, or that settles
+// the Sandbox, ends the pass. Every step is idempotent, so a pass cut short anywhere is simply run again.
+func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *v1.Sandbox) (ctrl.Result, error) {
+	s := newScope(sbx)
+	var err error
+	for _, run := range []step{
+		r.observe, r.resolveSpec, r.ensureTopology, r.holdSettled,
+		r.ensureWorkspace, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
+	} {
+		var stop bool
+		if stop, err = run(ctx, s); stop || err != nil {
+			break
+		}
+	}
+	r.summarize(s, err == nil)
+	if err != nil {
+		return ctrl.Result{}, err // backoff decides when to look again
+	}
+	return ctrl.Result{RequeueAfter: s.recheck}, nil
+}

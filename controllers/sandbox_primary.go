@@ -1,0 +1,108 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// ensurePrimary creates and starts the primary once every service is ready, then follows it: a run ends
+// Succeeded or Failed; a session whose primary stops poisons its topology. activeDeadlineSeconds is enforced
+// here, from the host, by killing the primary. A primary that ran is never started again.
+func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, error) {
+	st := &s.sbx.Status
+	c := s.containers[s.primaryName()]
+	switch {
+	case ended(c):
+		return r.primaryEnded(ctx, s, c)
+	case !c.Exists && st.ContainerID != "":
+		if s.isRun() {
+			return r.loseRun(ctx, s)
+		}
+		return r.poison(ctx, s, v1.ReasonPrimaryExited, "the primary container was removed")
+	case !c.Exists:
+		if s.attachment.Name == dd.NodeNetworkName(r.Options.Node) {
+			if err := r.ensureSharedNetwork(ctx); err != nil {
+				return s.fail(v1.ReasonNetworkFailed, "creating the node's shared network", err)
+			}
+		}
+		info, stop, err := r.create(ctx, s, r.primarySpec(s), s.sbx.Spec.Env, v1.ReasonStartFailed, "the primary container")
+		if stop || err != nil {
+			return stop, err
+		}
+		c = info
+	}
+	st.ContainerID = c.ID
+	if c.State == dd.StateCreated {
+		if err := r.Driver.StartContainer(ctx, c.Name); err != nil {
+			return s.fail(v1.ReasonStartFailed, "starting the primary container", err)
+		}
+		c.State, c.StartedAt = dd.StateRunning, time.Now()
+		r.event(s.sbx, false, EventStarted, "Start", "primary container started")
+	}
+	s.containers[c.Name] = c
+	if st.StartTime == nil {
+		st.StartTime = &metav1.Time{Time: c.StartedAt}
+	}
+	if stop, err := r.enforceDeadline(ctx, s, c); stop || err != nil {
+		return stop, err
+	}
+	if s.isRun() {
+		s.waiting(v1.SandboxRunning, v1.ReasonRunning, "the command is running")
+	} else {
+		s.ready(v1.SandboxRunning, v1.ReasonRunning, "the primary container is running")
+	}
+	return false, nil
+}
+
+// primaryEnded settles a primary that ran and stopped: a run finishes; a session ends at its deadline or,
+// stopping any other way, poisons its topology.
+func (r *SandboxReconciler) primaryEnded(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
+	if s.isRun() {
+		return r.finishRun(ctx, s, c)
+	}
+	if at, ok := deadline(s, c); ok && !c.FinishedAt.Before(at) {
+		s.sbx.Status.FinishTime = &metav1.Time{Time: c.FinishedAt}
+		return r.holdSettled(ctx, s)
+	}
+	return r.poison(ctx, s, v1.ReasonPrimaryExited, "the primary container stopped with exit code %d", c.ExitCode)
+}
+
+// deadline is when activeDeadlineSeconds runs out for the primary c, counted from its start.
+func deadline(s *scope, c dd.ContainerInfo) (time.Time, bool) {
+	d := s.sbx.Spec.ActiveDeadlineSeconds
+	if d == nil || c.StartedAt.IsZero() {
+		return time.Time{}, false
+	}
+	return c.StartedAt.Add(time.Duration(*d) * time.Second), true
+}
+
+// enforceDeadline asks for a pass when the deadline comes, and at it kills the primary and settles it.
+func (r *SandboxReconciler) enforceDeadline(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
+	at, ok := deadline(s, c)
+	if !ok {
+		return false, nil
+	}
+	if left := time.Until(at); left > 0 {
+		s.after(left)
+		return false, nil
+	}
+	if err := r.Driver.StopContainer(ctx, c.Name, 0); err != nil {
+		return s.fail(v1.ReasonDeadlineExceeded, "killing the primary container at its deadline", err)
+	}
+	r.event(s.sbx, true, EventDeadlineExceeded, "Kill", "activeDeadlineSeconds (%d) reached: the primary container was killed", *s.sbx.Spec.ActiveDeadlineSeconds)
+	killed, err := r.Driver.ObserveContainer(ctx, c.Name)
+	if err != nil {
+		return s.fail(v1.ReasonDockerUnavailable, "observing the primary container", err)
+	}
+	s.containers[c.Name] = killed
+	if !ended(killed) {
+		s.after(staleRetry)
+		return true, nil
+	}
+	return r.primaryEnded(ctx, s, killed)
+}

@@ -1,0 +1,106 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// ensureServices starts the services in declaration order, each only once the one before it is ready. A
+// service that stopped, vanished or failed readiness poisons the topology; none is ever restarted.
+func (r *SandboxReconciler) ensureServices(ctx context.Context, s *scope) (bool, error) {
+	syncServiceStatuses(s.sbx)
+	for i, svc := range s.services {
+		if stop, err := r.ensureService(ctx, s, svc, &s.sbx.Status.Services[i]); stop || err != nil {
+			return stop, err
+		}
+	}
+	return false, nil
+}
+
+func (r *SandboxReconciler) ensureService(ctx context.Context, s *scope, svc *v1.SandboxService, st *v1.ServiceInstanceStatus) (bool, error) {
+	c := s.containers[s.serviceName(svc.Name)]
+	switch {
+	case ended(c):
+		st.State, st.Message = v1.ServiceFailed, "its container stopped"
+		return r.poison(ctx, s, v1.ReasonServiceExited, "service %q stopped with exit code %d", svc.Name, c.ExitCode)
+	case !c.Exists && st.ContainerID != "":
+		st.State, st.Message = v1.ServiceFailed, "its container was removed"
+		return r.poison(ctx, s, v1.ReasonServiceExited, "service %q's container was removed", svc.Name)
+	case !c.Exists:
+		info, stop, err := r.create(ctx, s, r.serviceSpec(s, svc), svc.Spec.Env, v1.ReasonServiceStartFailed, "service "+svc.Name)
+		if stop || err != nil {
+			return stop, err
+		}
+		c = info
+	}
+	st.ContainerID, st.ServiceGeneration = c.ID, svc.Generation
+	if c.State == dd.StateCreated {
+		if err := r.Driver.StartContainer(ctx, c.Name); err != nil {
+			return s.fail(v1.ReasonServiceStartFailed, "starting service "+svc.Name, err)
+		}
+		c.State, c.StartedAt = dd.StateRunning, time.Now()
+		st.State, st.Message = v1.ServiceStarting, ""
+		r.event(s.sbx, false, EventServiceStarted, "Start", "service %s started", svc.Name)
+	}
+	s.containers[c.Name] = c
+	if st.State == v1.ServiceReady {
+		return r.checkLiveness(ctx, s, svc, c, st)
+	}
+	return r.checkReadiness(ctx, s, svc, c, st)
+}
+
+// syncServiceStatuses keeps one status entry per service named in the spec, in spec order.
+func syncServiceStatuses(sbx *v1.Sandbox) {
+	have := map[string]v1.ServiceInstanceStatus{}
+	for _, st := range sbx.Status.Services {
+		have[st.Name] = st
+	}
+	out := make([]v1.ServiceInstanceStatus, 0, len(sbx.Spec.Services))
+	for _, name := range sbx.Spec.Services {
+		st, ok := have[name]
+		if !ok {
+			st = v1.ServiceInstanceStatus{Name: name, State: v1.ServicePending}
+		}
+		out = append(out, st)
+	}
+	sbx.Status.Services = out
+}
+
+// create makes a container the spec asks for, after the node's image policy and the Secrets its env needs.
+// A missing image or Secret is waited for (they are not watched, so they are looked for again later); an
+// image the node refuses is terminal.
+func (r *SandboxReconciler) create(ctx context.Context, s *scope, spec dd.ContainerSpec, env []v1.EnvVar, reason, what string) (dd.ContainerInfo, bool, error) {
+	if r.Options.RequireDigest && !pinned(spec.Image) {
+		s.stalled(v1.SandboxFailed, v1.ReasonImageFailed, "this node runs only images pinned by digest (name@sha256:<digest>); the image of %s is not", what)
+		return dd.ContainerInfo{}, true, nil
+	}
+	vars, err := r.resolveEnv(ctx, s.sbx.Namespace, env)
+	var missing *missingSecretError
+	if errors.As(err, &missing) {
+		s.waiting(v1.SandboxPending, v1.ReasonSecretNotFound, "the env of %s needs %v", what, missing)
+		s.after(r.Options.SpecRetry)
+		return dd.ContainerInfo{}, true, nil
+	}
+	if err != nil {
+		stop, err := s.fail(reason, "reading the Secrets of "+what, err)
+		return dd.ContainerInfo{}, stop, err
+	}
+	spec.Env = vars
+	info, err := r.Driver.EnsureContainer(ctx, spec)
+	switch {
+	case err == nil:
+		return info, false, nil
+	case dd.PhaseOf(err) == dd.PhaseImage && dd.IsNotFound(err):
+		s.stalled(v1.SandboxFailed, v1.ReasonImageFailed, "the image of %s is not present on node %s (the agent never pulls)", what, r.Options.Node)
+		s.after(r.Options.SpecRetry)
+		return dd.ContainerInfo{}, true, nil
+	case dd.PhaseOf(err) == dd.PhaseImage:
+		reason = v1.ReasonImageFailed
+	}
+	stop, err := s.fail(reason, "creating "+what, err)
+	return dd.ContainerInfo{}, stop, err
+}

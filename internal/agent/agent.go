@@ -1,0 +1,199 @@
+// Package agent assembles the node agent: a controller-runtime manager that holds its node's Lease, caches
+// only its node's Sandboxes (and the unbound ones), and runs the Sandbox reconciler, the Docker event pump
+// and the sweeper against one Docker daemon. cmd/dockside-agent and the integration tests both build it here.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"time"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/controllers"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// Defaults of the agent's options.
+const (
+	DefaultCapacity       = 16
+	DefaultHolderImage    = "dockside.dev/holder:local"
+	DefaultLeaseNamespace = "kube-system"
+)
+
+// Options configure one agent. Zero durations take the defaults noted.
+type Options struct {
+	Node          string    // this agent's node name, a DNS subdomain; required
+	Driver        dd.Driver // the node's Docker daemon (the real driver, or the fake in tests); required
+	Capacity      int       // most Sandboxes bound to the node; default 16
+	RequireDigest bool      // refuse images not pinned by digest
+	HolderImage   string    // default dockside.dev/holder:local
+
+	// LeaderElection holds the Lease LeaseName(Node) in LeaseNamespace (default kube-system), so that two
+	// agents never act for one node at once; the second waits until the first lets go.
+	LeaderElection bool
+	LeaseNamespace string
+	LeaseDuration  time.Duration // default 15s
+	RenewDeadline  time.Duration // default 10s
+	RetryPeriod    time.Duration // default 2s
+
+	MetricsBindAddress     string // "0" (the default) disables
+	HealthProbeBindAddress string // "0" (the default) disables
+
+	SweepPeriod   time.Duration // orphan and drift sweep of Docker; default 1m
+	BindRetry     time.Duration // an agent without room looks again at waiting Sandboxes; default 10s
+	SpecRetry     time.Duration // a missing image or Secret is looked for again; default 30s
+	StopGrace     time.Duration // grace of containers stopped when their topology ends; default 2s
+	DockerTimeout time.Duration // bound on each Docker call; default 1m
+	MinBackoff    time.Duration // first retry after an error; default 100ms
+	MaxBackoff    time.Duration // retries after errors back off up to this; default 1m
+	Workers       int           // Sandboxes converged at once; default 4
+}
+
+// dnsSubdomain is the rule for node names (as spec.nodeName's validation has it).
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// LeaseName is the name of the Lease an agent holds for node.
+func LeaseName(node string) string { return "dockside-agent-" + node }
+
+func (o *Options) defaults() error {
+	if !dnsSubdomain.MatchString(o.Node) || len(o.Node) > 238 {
+		return fmt.Errorf("node name %q must be a DNS subdomain (lowercase letters, digits, '-' and '.') of at most 238 characters", o.Node)
+	}
+	if o.Driver == nil {
+		return fmt.Errorf("a Docker driver is required")
+	}
+	if o.Capacity < 0 {
+		return fmt.Errorf("capacity must be at least 1, not %d", o.Capacity)
+	}
+	setDefault(&o.Capacity, DefaultCapacity)
+	setDefault(&o.Workers, 4)
+	setDefault(&o.HolderImage, DefaultHolderImage)
+	setDefault(&o.LeaseNamespace, DefaultLeaseNamespace)
+	setDefault(&o.MetricsBindAddress, "0")
+	setDefault(&o.HealthProbeBindAddress, "0")
+	setDefault(&o.SweepPeriod, time.Minute)
+	setDefault(&o.BindRetry, 10*time.Second)
+	setDefault(&o.SpecRetry, 30*time.Second)
+	setDefault(&o.StopGrace, 2*time.Second)
+	setDefault(&o.DockerTimeout, time.Minute)
+	setDefault(&o.MinBackoff, 100*time.Millisecond)
+	setDefault(&o.MaxBackoff, time.Minute)
+	return nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// New builds the agent's manager; Start it with a context that ends on SIGTERM.
+func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, managerOptions(scheme, opts))
+	if err != nil {
+		return nil, err
+	}
+	unbound, err := cache.New(cfg, cache.Options{
+		Scheme: scheme, Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+		ByObject: map[client.Object]cache.ByObject{&v1.Sandbox{}: {Field: fields.OneTermEqualSelector(v1.FieldSandboxNodeName, "")}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(unbound); err != nil {
+		return nil, err
+	}
+
+	driver := controllers.Instrument(opts.Driver, opts.DockerTimeout)
+	requeues := make(chan event.TypedGenericEvent[*v1.Sandbox], 1024)
+	r := &controllers.SandboxReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Driver: driver,
+		Recorder: mgr.GetEventRecorder("dockside-agent"),
+		Options: controllers.SandboxOptions{
+			Node: opts.Node, Capacity: opts.Capacity, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
+			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
+		},
+	}
+	if err := r.SetupWithManager(ctx, mgr, controllers.Watches{
+		Unbound: unbound, Requeues: requeues, Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,
+	}); err != nil {
+		return nil, err
+	}
+	sweeper := controllers.NewSweeper(r, opts.SweepPeriod, requeues)
+	if err := mgr.Add(sweeper); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(&controllers.DockerEvents{Driver: driver, Out: requeues, Resync: sweeper.Kick}); err != nil {
+		return nil, err
+	}
+	if err := metrics.Registry.Register(controllers.NewPhaseCollector(opts.Node, mgr.GetCache())); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("docker", func(req *http.Request) error {
+		_, err := driver.Ping(req.Context())
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
+	return ctrl.Options{
+		Scheme: scheme,
+		// Only this node's Sandboxes are cached and watched (spec.nodeName is a CRD selectable field, so the
+		// API server filters); unbound ones come through a second cache (see New).
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&v1.Sandbox{}: {Field: fields.OneTermEqualSelector(v1.FieldSandboxNodeName, opts.Node)},
+		}},
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              LeaseName(opts.Node),
+		LeaderElectionNamespace:       opts.LeaseNamespace,
+		LeaderElectionReleaseOnCancel: true, // a clean stop hands the node over at once
+		LeaseDuration:                 durationOrNil(opts.LeaseDuration),
+		RenewDeadline:                 durationOrNil(opts.RenewDeadline),
+		RetryPeriod:                   durationOrNil(opts.RetryPeriod),
+		// One agent per process in production; tests run several, each with its own "sandbox" controller.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+}
+
+func durationOrNil(d time.Duration) *time.Duration {
+	if d == 0 {
+		return nil
+	}
+	return &d
+}
