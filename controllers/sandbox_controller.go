@@ -143,7 +143,7 @@ func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *v1.Sandbox
 	var err error
 	for _, run := range []step{
 		r.observe, r.resolveSpec, r.ensureTopology, r.holdSettled,
-		r.ensureWorkspace, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
+		r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
 	} {
 		var stop bool
 		if stop, err = run(ctx, s); stop || err != nil {

@@ -1,0 +1,138 @@
+package controllers_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"io"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+var _ = Describe("Pausing", func() {
+	It("freezes every container of the Sandbox and thaws them again", func() {
+		ns, a := newNamespace(), newAgent()
+		create(service(ns, "db"))
+		sbx := sandbox(ns, "pausable", a.node)
+		sbx.Spec.Services = []string{"db"}
+		create(sbx)
+		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+
+		update(sbx, func(s *v1.Sandbox) { s.Spec.Lifecycle = v1.LifecyclePaused })
+		Eventually(phase(sbx)).Should(Equal(v1.SandboxPaused))
+		Expect(condition(sbx, v1.ConditionPaused)()).To(Equal("True/Paused"))
+		Expect(condition(sbx, v1.ConditionReady)()).To(Equal("True/Paused"))
+		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StatePaused))
+		Expect(container(a.docker, sbx, v1.RoleService, "db").State).To(Equal(dd.StatePaused))
+		Expect(get(sbx).Status.TopologyGeneration).To(BeEquivalentTo(1), "pausing does not roll the topology")
+
+		update(sbx, func(s *v1.Sandbox) { s.Spec.Lifecycle = v1.LifecycleRunning })
+		Eventually(phase(sbx)).Should(Equal(v1.SandboxRunning))
+		Expect(condition(sbx, v1.ConditionPaused)()).To(Equal("False/Running"))
+		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateRunning))
+		Expect(container(a.docker, sbx, v1.RoleService, "db").State).To(Equal(dd.StateRunning))
+		Expect(eventReasons(sbx)()).To(ContainElements("Paused", "Resumed"))
+		cur := get(sbx)
+		Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+	})
+})
+
+var _ = Describe("A poisoned topology", func() {
+	var (
+		ns  string
+		a   *testAgent
+		sbx *v1.Sandbox
+	)
+	BeforeEach(func() {
+		ns, a = newNamespace(), newAgent()
+		create(service(ns, "db"))
+		sbx = sandbox(ns, "fragile", a.node)
+		sbx.Spec.Services = []string{"db"}
+		create(sbx)
+		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+	})
+
+	It("follows a service that stops: poisoned, stopped, never repaired, workspace kept", func() {
+		Expect(a.docker.Exit(container(a.docker, sbx, v1.RoleService, "db").Name, 1)).To(Succeed())
+
+		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/ServiceExited"))
+		Expect(message(sbx, v1.ConditionTopologyPoisoned)).To(ContainSubstring(`"db"`))
+		Expect(phase(sbx)()).To(Equal(v1.SandboxFailed))
+		Expect(condition(sbx, v1.ConditionReady)()).To(Equal("False/ServiceExited"))
+		Expect(condition(sbx, v1.ConditionStalled)()).To(Equal("True/ServiceExited"))
+		Expect(condition(sbx, v1.ConditionServicesReady)()).To(Equal("False/ServiceExited"))
+		Eventually(state(a.docker, sbx, v1.RolePrimary, "")).Should(Equal(dd.StateExited), "the topology is stopped")
+		Consistently(state(a.docker, sbx, v1.RoleService, "db")).Should(Equal(dd.StateExited), "no silent repair")
+		Expect(container(a.docker, sbx, v1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
+		Expect(eventReasons(sbx)()).To(ContainElement("TopologyPoisoned"))
+	})
+
+	It("follows a session's primary that stops", func() {
+		Expect(a.docker.Exit(container(a.docker, sbx, v1.RolePrimary, "").Name, 0)).To(Succeed())
+
+		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/PrimaryExited"))
+		Expect(phase(sbx)()).To(Equal(v1.SandboxFailed))
+		Eventually(state(a.docker, sbx, v1.RoleService, "db")).Should(Equal(dd.StateExited))
+	})
+
+	It("is rolled away by a spec change, keeping the workspace's files", func() {
+		holderName := container(a.docker, sbx, v1.RoleHolder, "").Name
+		Expect(a.docker.CopyTo(ctx(), holderName, "/workspace", tarOf("notes.txt", "kept"))).To(Succeed())
+		Expect(a.docker.Exit(container(a.docker, sbx, v1.RoleService, "db").Name, 1)).To(Succeed())
+		Eventually(phase(sbx)).Should(Equal(v1.SandboxFailed))
+
+		update(sbx, func(s *v1.Sandbox) { s.Spec.Env = []v1.EnvVar{{Name: "FIXED", Value: "1"}} })
+		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(condition(sbx, v1.ConditionTopologyPoisoned)()).To(Equal("False/Healthy"))
+		Expect(get(sbx).Status.TopologyGeneration).To(BeEquivalentTo(2))
+		Expect(fileIn(a, container(a.docker, sbx, v1.RolePrimary, "").Name, "/workspace/notes.txt")).To(Equal("kept"))
+	})
+})
+
+var _ = Describe("Readiness", func() {
+	It("poisons a service that never passes it", func() {
+		ns := newNamespace()
+		node := newNode()
+		docker := newDocker(node)
+		docker.SetExecHandler(failingChecks)
+		a := startAgent(node, docker)
+		db := service(ns, "db")
+		db.Spec.Readiness = &v1.Readiness{Command: []string{"false"}, PeriodSeconds: 1, FailureThreshold: 1}
+		create(db)
+		sbx := sandbox(ns, "never-ready", a.node)
+		sbx.Spec.Services = []string{"db"}
+		create(sbx)
+
+		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/ServiceReadinessFailed"))
+		Expect(containers(a.docker, sbx, v1.RolePrimary)).To(BeEmpty(), "the primary never starts")
+		Expect(get(sbx).Status.Services[0].State).To(Equal(v1.ServiceFailed))
+	})
+})
+
+// tarOf is a tar archive of one file.
+func tarOf(name, content string) io.Reader {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	Expect(tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg})).To(Succeed())
+	_, err := tw.Write([]byte(content))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(tw.Close()).To(Succeed())
+	return &buf
+}
+
+// fileIn reads one file out of a container of the agent's fake daemon.
+func fileIn(a *testAgent, container, path string) string {
+	GinkgoHelper()
+	rc, err := a.docker.CopyFrom(ctx(), container, path)
+	Expect(err).NotTo(HaveOccurred())
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	_, err = tr.Next()
+	Expect(err).NotTo(HaveOccurred())
+	data, err := io.ReadAll(tr)
+	Expect(err).NotTo(HaveOccurred())
+	return string(data)
+}

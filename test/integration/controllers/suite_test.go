@@ -1,0 +1,286 @@
+// Package controllers_test runs the node agent (internal/agent, the Sandbox reconciler and its helpers)
+// against a real kube-apiserver (envtest) and the fake Docker driver with fault injection. Each spec starts
+// its own agents under node names of its own, in a namespace of its own, so that specs never see each
+// other's objects. Run with KUBEBUILDER_ASSETS=$(bash hack/build-controlplane.sh).
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/agent"
+)
+
+const (
+	busybox = "dockside.dev/busybox:local"
+	holder  = agent.DefaultHolderImage
+	timeout = 10 * time.Second
+	tick    = 20 * time.Millisecond
+)
+
+var (
+	testEnv *envtest.Environment
+	cfg     *rest.Config
+	k8s     client.Client
+	scheme  = runtime.NewScheme()
+	nodeSeq atomic.Int64
+)
+
+func TestControllers(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(timeout)
+	SetDefaultEventuallyPollingInterval(tick)
+	SetDefaultConsistentlyDuration(time.Second)
+	SetDefaultConsistentlyPollingInterval(50 * time.Millisecond)
+	RunSpecs(t, "Controllers (agent against a real API server and the fake driver)")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(v1.AddToScheme(scheme)).To(Succeed())
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	cfg, err = testEnv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if testEnv != nil {
+		Expect(testEnv.Stop()).To(Succeed())
+	}
+})
+
+// testAgent is one running agent and its fake Docker daemon.
+type testAgent struct {
+	node   string
+	docker *fake.Driver
+	stop   func()
+}
+
+// newNode returns a node name no other spec uses.
+func newNode() string { return fmt.Sprintf("node-%d", nodeSeq.Add(1)) }
+
+// newDocker returns a fake daemon for node with the holder and busybox images present.
+func newDocker(node string) *fake.Driver {
+	d := fake.New(node)
+	d.AddImage(holder, dd.ImageInfo{})
+	d.AddImage(busybox, dd.ImageInfo{})
+	return d
+}
+
+// startAgent runs an agent for node on docker with short test timings (tweak adjusts them) until the spec
+// ends. The driver given to the agent is docker unless wrap replaces it.
+func startAgent(node string, docker *fake.Driver, tweak ...func(*agent.Options)) *testAgent {
+	opts := agent.Options{
+		Node: node, Driver: docker, Capacity: 8,
+		SweepPeriod: time.Hour, BindRetry: 200 * time.Millisecond, SpecRetry: 300 * time.Millisecond,
+		StopGrace: 0, DockerTimeout: 5 * time.Second,
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Workers: 2,
+	}
+	for _, t := range tweak {
+		t(&opts)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := agent.New(ctx, cfg, opts)
+	Expect(err).NotTo(HaveOccurred())
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	a := &testAgent{node: node, docker: docker}
+	a.stop = func() {
+		cancel()
+		Eventually(done).Should(BeClosed())
+	}
+	DeferCleanup(a.stop)
+	return a
+}
+
+// newAgent starts an agent on a fresh node with a fresh fake daemon.
+func newAgent(tweak ...func(*agent.Options)) *testAgent {
+	node := newNode()
+	return startAgent(node, newDocker(node), tweak...)
+}
+
+// newNamespace creates a namespace for one spec. Its cleanup runs after the spec's agents stopped (it is
+// registered first), so it strips finalizers: envtest has no namespace controller to do any of this.
+func newNamespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctl-"}}
+	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) {
+		var list v1.SandboxList
+		Expect(k8s.List(ctx, &list, client.InNamespace(ns.Name))).To(Succeed())
+		for i := range list.Items {
+			sbx := &list.Items[i]
+			if len(sbx.Finalizers) > 0 {
+				patch := client.MergeFrom(sbx.DeepCopy())
+				sbx.Finalizers = nil
+				Expect(client.IgnoreNotFound(k8s.Patch(ctx, sbx, patch))).To(Succeed())
+			}
+		}
+		for _, obj := range []client.Object{&v1.Sandbox{}, &v1.SandboxService{}, &corev1.Secret{}} {
+			Expect(k8s.DeleteAllOf(ctx, obj, client.InNamespace(ns.Name))).To(Succeed())
+		}
+		Expect(k8s.Delete(ctx, ns)).To(Succeed())
+	})
+	return ns.Name
+}
+
+// sandbox is a session on busybox in ns, bound to node (unbound when node is empty).
+func sandbox(ns, name, node string) *v1.Sandbox {
+	return &v1.Sandbox{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1.SandboxSpec{Image: busybox, NodeName: node},
+	}
+}
+
+// service is a SandboxService on busybox in ns.
+func service(ns, name string) *v1.SandboxService {
+	return &v1.SandboxService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1.SandboxServiceSpec{Image: busybox, Command: []string{"sleep", "3600"}},
+	}
+}
+
+func create(obj client.Object) {
+	GinkgoHelper()
+	Expect(k8s.Create(context.Background(), obj)).To(Succeed())
+}
+
+// get reads the current version of sbx.
+func get(sbx *v1.Sandbox) *v1.Sandbox {
+	GinkgoHelper()
+	out := &v1.Sandbox{}
+	Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), out)).To(Succeed())
+	return out
+}
+
+// update applies change to the current version of sbx, retrying on conflicts with the agent.
+func update(sbx *v1.Sandbox, change func(*v1.Sandbox)) {
+	GinkgoHelper()
+	Eventually(func() error {
+		cur := &v1.Sandbox{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), cur); err != nil {
+			return err
+		}
+		change(cur)
+		return k8s.Update(context.Background(), cur)
+	}).Should(Succeed())
+}
+
+// phase polls the Sandbox's phase.
+func phase(sbx *v1.Sandbox) func() v1.SandboxPhase {
+	return func() v1.SandboxPhase {
+		cur := &v1.Sandbox{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), cur); err != nil {
+			return "<" + v1.SandboxPhase(err.Error()) + ">"
+		}
+		return cur.Status.Phase
+	}
+}
+
+// condition polls one condition of the Sandbox, as "Status/Reason".
+func condition(sbx *v1.Sandbox, typ string) func() string {
+	return func() string {
+		cur := &v1.Sandbox{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), cur); err != nil {
+			return err.Error()
+		}
+		c := meta.FindStatusCondition(cur.Status.Conditions, typ)
+		if c == nil {
+			return "absent"
+		}
+		return string(c.Status) + "/" + c.Reason
+	}
+}
+
+// message is the message of one condition of the Sandbox now.
+func message(sbx *v1.Sandbox, typ string) string {
+	GinkgoHelper()
+	c := meta.FindStatusCondition(get(sbx).Status.Conditions, typ)
+	Expect(c).NotTo(BeNil())
+	return c.Message
+}
+
+// gone polls whether the Sandbox has been deleted for good.
+func gone(sbx *v1.Sandbox) func() bool {
+	return func() bool {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), &v1.Sandbox{})
+		return client.IgnoreNotFound(err) == nil && err != nil
+	}
+}
+
+// containers lists what the fake daemon holds for the Sandbox (by UID), of one role ("" for any).
+func containers(d *fake.Driver, sbx *v1.Sandbox, role string) []dd.ContainerInfo {
+	GinkgoHelper()
+	match := map[string]string{v1.LabelUID: string(get(sbx).UID)}
+	if role != "" {
+		match[v1.LabelRole] = role
+	}
+	list, err := d.ListContainers(context.Background(), match)
+	Expect(err).NotTo(HaveOccurred())
+	return list
+}
+
+// container is the one container of a role (and service) the Sandbox's current topology has.
+func container(d *fake.Driver, sbx *v1.Sandbox, role, svc string) dd.ContainerInfo {
+	GinkgoHelper()
+	cur := get(sbx)
+	gen := cur.Status.TopologyGeneration
+	if role == v1.RoleHolder {
+		gen = 0
+	}
+	name := dd.Name(dd.Owner{Namespace: cur.Namespace, Name: cur.Name, UID: string(cur.UID), Generation: gen}, role, svc)
+	info, err := d.ObserveContainer(context.Background(), name)
+	Expect(err).NotTo(HaveOccurred())
+	return info
+}
+
+// state polls the state of the container of a role (and service) of the Sandbox's current topology.
+func state(d *fake.Driver, sbx *v1.Sandbox, role, svc string) func() dd.ContainerState {
+	return func() dd.ContainerState { return container(d, sbx, role, svc).State }
+}
+
+// holdings counts everything the fake daemon holds for the Sandbox UID: containers, networks, volumes.
+func holdings(d *fake.Driver, uid string) int {
+	GinkgoHelper()
+	match := map[string]string{v1.LabelUID: uid}
+	cs, err := d.ListContainers(context.Background(), match)
+	Expect(err).NotTo(HaveOccurred())
+	ns, err := d.ListNetworks(context.Background(), match)
+	Expect(err).NotTo(HaveOccurred())
+	vs, err := d.ListVolumes(context.Background(), match)
+	Expect(err).NotTo(HaveOccurred())
+	return len(cs) + len(ns) + len(vs)
+}
+
+// ctx is the context of calls the specs make themselves.
+func ctx() context.Context { return context.Background() }
