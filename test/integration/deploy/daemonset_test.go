@@ -29,18 +29,10 @@ func daemonSetSpecs() {
 		Expect(pod.ServiceAccountName).To(Equal(agentName))
 	})
 
-	It("takes its node name from the downward API", func() {
-		Expect(agent.Args).To(ContainElement("--node-name=$(NODE_NAME)"))
-		var nodeName *corev1.EnvVar
-		for i := range agent.Env {
-			if agent.Env[i].Name == "NODE_NAME" {
-				nodeName = &agent.Env[i]
-			}
-		}
-		Expect(nodeName).NotTo(BeNil())
-		Expect(nodeName.ValueFrom).NotTo(BeNil())
-		Expect(nodeName.ValueFrom.FieldRef).NotTo(BeNil())
-		Expect(nodeName.ValueFrom.FieldRef.FieldPath).To(Equal("spec.nodeName"))
+	It("takes its node name, and the namespace of its Lease, from the downward API", func() {
+		Expect(agent.Args).To(ContainElements("--node-name=$(NODE_NAME)", "--lease-namespace=$(POD_NAMESPACE)"))
+		Expect(fieldRef(agent, "NODE_NAME")).To(Equal("spec.nodeName"))
+		Expect(fieldRef(agent, "POD_NAMESPACE")).To(Equal("metadata.namespace"))
 	})
 
 	It("mounts the Docker socket, and no other host path", func() {
@@ -88,4 +80,14 @@ func daemonSetSpecs() {
 			Expect(agent.Resources.Limits).To(HaveKey(r))
 		}
 	})
+}
+
+// fieldRef is the downward API field that the container's environment variable name is taken from, or "".
+func fieldRef(c corev1.Container, name string) string {
+	for _, env := range c.Env {
+		if env.Name == name && env.ValueFrom != nil && env.ValueFrom.FieldRef != nil {
+			return env.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	return ""
 }

@@ -34,6 +34,7 @@ func permissionSpecs() {
 		Entry("get its Lease", "get", "leases.coordination.k8s.io", "-n", namespace),
 		Entry("create its Lease", "create", "leases.coordination.k8s.io", "-n", namespace),
 		Entry("update its Lease", "update", "leases.coordination.k8s.io", "-n", namespace),
+		Entry("create the Events of leader election", "create", "events", "-n", namespace),
 		Entry("get a Secret that a Sandbox's env names", "get", "secrets", "-n", userNamespace),
 	)
 
