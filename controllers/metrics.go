@@ -31,8 +31,6 @@ var (
 		Name: "dockside_topology_poisonings_total",
 		Help: "Topologies poisoned, by reason (ServiceExited, ServiceUnhealthy, ServiceReadinessFailed, PrimaryExited).",
 	}, []string{"reason"})
-	sandboxesDesc = prometheus.NewDesc("dockside_sandboxes",
-		"Sandboxes bound to the agent's node, by phase.", []string{"node", "phase"}, nil)
 )
 
 func init() {
@@ -51,18 +49,19 @@ func observeReady(sbx *v1.Sandbox) {
 // phaseCollector reports dockside_sandboxes for one node, counted from the agent's cache at scrape time, so
 // it never drifts from what the agent sees and needs no bookkeeping.
 type phaseCollector struct {
-	node   string
+	desc   *prometheus.Desc
 	reader client.Reader
 }
 
-// NewPhaseCollector returns the collector of dockside_sandboxes for node, reading Sandboxes from reader
-// (the agent's cache, which holds only the node's). It is unchecked (Describe sends nothing), so that
-// several agents in one process (tests) can each register one.
+// NewPhaseCollector returns the collector of dockside_sandboxes{node,phase}, reading Sandboxes from reader
+// (the agent's cache, which holds only the node's). The node is a constant label, so that agents of
+// different nodes in one process (tests) can each register theirs.
 func NewPhaseCollector(node string, reader client.Reader) prometheus.Collector {
-	return &phaseCollector{node: node, reader: reader}
+	return &phaseCollector{reader: reader, desc: prometheus.NewDesc("dockside_sandboxes",
+		"Sandboxes bound to the agent's node, by phase.", []string{"phase"}, prometheus.Labels{"node": node})}
 }
 
-func (c *phaseCollector) Describe(chan<- *prometheus.Desc) {}
+func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -84,6 +83,6 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 		counts[phase]++
 	}
 	for phase, n := range counts {
-		ch <- prometheus.MustNewConstMetric(sandboxesDesc, prometheus.GaugeValue, float64(n), c.node, string(phase))
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), string(phase))
 	}
 }

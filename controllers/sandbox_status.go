@@ -97,7 +97,7 @@ func setServicesUpToDate(s *scope) {
 				fmt.Sprintf("SandboxService %q does not exist", name))
 			return
 		case built[name] != 0 && built[name] != svc.Generation:
-			setCondition(sbx, v1.ConditionServicesUpToDate, false, v1.ReasonRollingTopology,
+			setCondition(sbx, v1.ConditionServicesUpToDate, false, v1.ReasonOutOfDate,
 				fmt.Sprintf("service %q runs generation %d of its SandboxService, which is at %d", name, built[name], svc.Generation))
 			return
 		}

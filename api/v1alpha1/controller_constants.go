@@ -6,6 +6,7 @@ const (
 	ReasonBound               = "Bound"               // Scheduled=True: bound to a node whose agent accepted it
 	ReasonAllReady            = "AllReady"            // ServicesReady=True: every service instance is ready
 	ReasonUpToDate            = "UpToDate"            // ServicesUpToDate=True
+	ReasonOutOfDate           = "OutOfDate"           // ServicesUpToDate=False: built from an older SandboxService
 	ReasonHealthy             = "Healthy"             // TopologyPoisoned=False
 	ReasonSecretNotFound      = "SecretNotFound"      // an env valueFrom names a missing Secret or key
 	ReasonRestoreNotSupported = "RestoreNotSupported" // restoreFrom is set but this agent cannot restore yet

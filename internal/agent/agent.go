@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -154,7 +155,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err := mgr.Add(&controllers.DockerEvents{Driver: driver, Out: requeues, Resync: sweeper.Kick}); err != nil {
 		return nil, err
 	}
-	if err := metrics.Registry.Register(controllers.NewPhaseCollector(opts.Node, mgr.GetCache())); err != nil {
+	if err := mgr.Add(registered(controllers.NewPhaseCollector(opts.Node, mgr.GetCache()))); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -167,6 +168,19 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// registered keeps a collector registered while the agent holds its node's Lease, so that the node's
+// gauges come from the one agent acting for it.
+func registered(c prometheus.Collector) manager.Runnable {
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		if err := metrics.Registry.Register(c); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		metrics.Registry.Unregister(c)
+		return nil
+	})
 }
 
 func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {

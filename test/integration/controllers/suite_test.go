@@ -284,3 +284,7 @@ func holdings(d *fake.Driver, uid string) int {
 
 // ctx is the context of calls the specs make themselves.
 func ctx() context.Context { return context.Background() }
+
+func objectKey(namespace, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: namespace, Name: name}
+}
