@@ -53,6 +53,7 @@ var _ = Describe("config/default", Ordered, ContinueOnFailure, func() {
 
 	Context("the agent DaemonSet, as the API server stored it", daemonSetSpecs)
 	Context("the agent's permissions", permissionSpecs)
+	Context("an agent run by systemd, with the kubeconfig of config/systemd/agent-kubeconfig.sh", systemdSpecs)
 })
 
 // splitManifests parses a multi-document YAML stream, skipping empty documents.
