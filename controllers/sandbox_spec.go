@@ -96,6 +96,9 @@ func (r *SandboxReconciler) primarySpec(s *scope) dd.ContainerSpec {
 		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir,
 		Hostname: s.sbx.Name, Resources: limits(spec.Resources), Network: s.attachment,
 		Mounts: []dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}},
+		// A session runs the image's own command (a shell, a REPL) until deleted: without input held open it
+		// would read end-of-file and exit at once.
+		KeepStdinOpen: len(spec.Command) == 0,
 	}
 }
 

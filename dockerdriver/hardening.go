@@ -20,6 +20,7 @@ func createRequest(node string, spec ContainerSpec) (*container.Config, *contain
 		WorkingDir: spec.WorkingDir,
 		User:       spec.User,
 		Hostname:   spec.Hostname,
+		OpenStdin:  spec.KeepStdinOpen,
 		Labels:     Labels(node, spec.Owner, spec.Role, spec.Service),
 		// The image's own health check would run commands the controllers did not ask for.
 		Healthcheck: &container.HealthConfig{Test: []string{"NONE"}},

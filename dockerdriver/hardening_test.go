@@ -51,3 +51,16 @@ func TestCreateRequestWithoutNetworkIsNone(t *testing.T) {
 	g.Expect(host.NetworkMode.IsNone()).To(BeTrue())
 	g.Expect(netCfg).To(BeNil())
 }
+
+func TestCreateRequestHoldsStdinOpenOnlyWhenAsked(t *testing.T) {
+	g := NewWithT(t)
+	s := validSpec()
+	cfg, _, _ := createRequest("node-a", s)
+	g.Expect(cfg.OpenStdin).To(BeFalse())
+
+	s.KeepStdinOpen = true
+	cfg, _, _ = createRequest("node-a", s)
+	g.Expect(cfg.OpenStdin).To(BeTrue())
+	g.Expect(cfg.StdinOnce).To(BeFalse(), "stdin must stay open after a first attach ends")
+	g.Expect(cfg.AttachStdin).To(BeFalse(), "nothing is attached: the input stays empty")
+}

@@ -73,6 +73,10 @@ type ContainerSpec struct {
 	User       string
 	Hostname   string
 
+	// KeepStdinOpen holds the container's standard input open with nothing written to it (docker run -i), so
+	// that a session whose image's command is a shell or a REPL waits for input instead of exiting at once.
+	KeepStdinOpen bool
+
 	Resources Resources         // all three limits are required
 	Network   NetworkAttachment // zero value: network mode none
 	Mounts    []VolumeMount     // named Dockside volumes only
