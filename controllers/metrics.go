@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -37,13 +39,24 @@ func init() {
 	metrics.Registry.MustRegister(readySeconds, dockerSeconds, dockerErrors, poisonings)
 }
 
-// observeReady records the time from creation to the first Ready.
-func observeReady(sbx *v1.Sandbox) {
-	kind := "session"
-	if len(sbx.Spec.Command) > 0 {
-		kind = "run"
+// recordTransitions counts what a status write made true: the first Ready of a Sandbox (its first topology
+// running, or its run succeeded) and a poisoning. It runs only after the write succeeded, which the
+// resourceVersion guard makes the one write of that transition.
+func recordTransitions(before, after *v1.Sandbox) {
+	ready := meta.FindStatusCondition(after.Status.Conditions, v1.ConditionReady)
+	if ready != nil && ready.Status == metav1.ConditionTrue && after.Status.TopologyGeneration == 1 &&
+		(ready.Reason == v1.ReasonRunning || ready.Reason == v1.ReasonCompleted) &&
+		!meta.IsStatusConditionTrue(before.Status.Conditions, v1.ConditionReady) {
+		kind := "session"
+		if len(after.Spec.Command) > 0 {
+			kind = "run"
+		}
+		readySeconds.WithLabelValues(kind).Observe(time.Since(after.CreationTimestamp.Time).Seconds())
 	}
-	readySeconds.WithLabelValues(kind).Observe(time.Since(sbx.CreationTimestamp.Time).Seconds())
+	if isPoisoned(after) && !isPoisoned(before) {
+		reason := meta.FindStatusCondition(after.Status.Conditions, v1.ConditionTopologyPoisoned).Reason
+		poisonings.WithLabelValues(reason).Inc()
+	}
 }
 
 // phaseCollector reports dockside_sandboxes for one node, counted from the agent's cache at scrape time, so

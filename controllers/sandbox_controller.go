@@ -127,6 +127,8 @@ func (r *SandboxReconciler) patchStatus(ctx context.Context, snapshot, sbx *v1.S
 	}
 	err = r.Status().Patch(ctx, sbx, client.MergeFromWithOptions(snapshot, client.MergeFromWithOptimisticLock{}))
 	switch {
+	case err == nil:
+		recordTransitions(snapshot, sbx)
 	case apierrors.IsConflict(err):
 		ctrl.LoggerFrom(ctx).V(1).Info("Status was written from a stale read; running again")
 		return true, nil

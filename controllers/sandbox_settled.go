@@ -47,7 +47,6 @@ func (r *SandboxReconciler) poison(ctx context.Context, s *scope, reason, format
 	msg := fmt.Sprintf(format, args...)
 	setCondition(s.sbx, v1.ConditionTopologyPoisoned, true, reason, msg)
 	s.stalled(v1.SandboxFailed, reason, "%s", msg)
-	poisonings.WithLabelValues(reason).Inc()
 	ctrl.LoggerFrom(ctx).Info("Topology poisoned", "reason", reason, "detail", msg)
 	r.event(s.sbx, true, EventPoisoned, "Poison", "%s; the topology is stopped, the workspace kept", msg)
 	return true, r.stopTopology(ctx, s)

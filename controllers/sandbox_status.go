@@ -23,7 +23,6 @@ type outcome struct {
 // pass met no error, which is when the generation counts as observed.
 func (r *SandboxReconciler) summarize(s *scope, clean bool) {
 	sbx := s.sbx
-	wasReady := meta.IsStatusConditionTrue(sbx.Status.Conditions, v1.ConditionReady)
 	sbx.Status.NodeName = r.Options.Node
 	setCondition(sbx, v1.ConditionScheduled, true, v1.ReasonBound, fmt.Sprintf("bound to node %s", r.Options.Node))
 	setServicesReady(s)
@@ -35,10 +34,6 @@ func (r *SandboxReconciler) summarize(s *scope, clean bool) {
 	applyOutcome(sbx, s.outcome)
 	if clean {
 		sbx.Status.ObservedGeneration = sbx.Generation
-	}
-	if !wasReady && s.outcome.ready && sbx.Status.TopologyGeneration == 1 &&
-		(s.outcome.reason == v1.ReasonRunning || s.outcome.reason == v1.ReasonCompleted) {
-		observeReady(sbx)
 	}
 }
 

@@ -69,6 +69,19 @@ func newStubbornAgent() (*testAgent, *stubbornDocker) {
 	return a, stubborn
 }
 
+// waitIdle waits until the agent has stopped looking at Docker (no pass for a while), so that what a spec
+// does next is seen only through the path under test.
+func waitIdle(a *testAgent) {
+	GinkgoHelper()
+	last := -1
+	Eventually(func() bool {
+		n := a.docker.Calls(fake.OpListContainers)
+		idle := n == last
+		last = n
+		return idle
+	}, timeout, 400*time.Millisecond).Should(BeTrue())
+}
+
 var _ = Describe("Faults", func() {
 	It("a lost create response makes no duplicate", func() {
 		ns, a := newNamespace(), newAgent()
@@ -96,6 +109,7 @@ var _ = Describe("Faults", func() {
 		sbx := sandbox(ns, "deaf", a.node)
 		create(sbx)
 		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		waitIdle(a)
 
 		a.docker.DropEvents()
 		Expect(a.docker.Exit(container(a.docker, sbx, v1.RolePrimary, "").Name, 1)).To(Succeed())
