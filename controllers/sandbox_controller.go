@@ -144,7 +144,7 @@ func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *v1.Sandbox
 	s := newScope(sbx)
 	var err error
 	for _, run := range []step{
-		r.observe, r.resolveSpec, r.ensureTopology, r.holdSettled,
+		r.observe, r.resolveSpec, r.ensureTopology, r.holdSettled, r.followPrimary,
 		r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
 	} {
 		var stop bool

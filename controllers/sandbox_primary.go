@@ -10,21 +10,29 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
-// ensurePrimary creates and starts the primary once every service is ready, then follows it: a run ends
-// Succeeded or Failed; a session whose primary stops poisons its topology. activeDeadlineSeconds is enforced
-// here, from the host, by killing the primary. A primary that ran is never started again.
-func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, error) {
-	st := &s.sbx.Status
+// followPrimary settles the Sandbox when its primary ended or vanished, before anything else is looked at:
+// a run that finished has its result even when its services stopped around the same time.
+func (r *SandboxReconciler) followPrimary(ctx context.Context, s *scope) (bool, error) {
 	c := s.containers[s.primaryName()]
 	switch {
 	case ended(c):
 		return r.primaryEnded(ctx, s, c)
-	case !c.Exists && st.ContainerID != "":
+	case !c.Exists && s.sbx.Status.ContainerID != "":
 		if s.isRun() {
-			return r.loseRun(ctx, s)
+			return r.loseRun(s)
 		}
 		return r.poison(ctx, s, v1.ReasonPrimaryExited, "the primary container was removed")
-	case !c.Exists:
+	}
+	return false, nil
+}
+
+// ensurePrimary creates and starts the primary once every service is ready, and enforces
+// activeDeadlineSeconds from the host by killing it. A primary that ran is never started again: only a
+// created one is started.
+func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, error) {
+	st := &s.sbx.Status
+	c := s.containers[s.primaryName()]
+	if !c.Exists {
 		if s.attachment.Name == dd.NodeNetworkName(r.Options.Node) {
 			if err := r.ensureSharedNetwork(ctx); err != nil {
 				return s.fail(v1.ReasonNetworkFailed, "creating the node's shared network", err)
@@ -59,7 +67,7 @@ func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, 
 	return false, nil
 }
 
-// primaryEnded settles a primary that ran and stopped: a run finishes; a session ends at its deadline or,
+// primaryEnded records how a primary that ran stopped: a run finishes; a session ends at its deadline or,
 // stopping any other way, poisons its topology.
 func (r *SandboxReconciler) primaryEnded(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
 	if s.isRun() {
@@ -67,7 +75,8 @@ func (r *SandboxReconciler) primaryEnded(ctx context.Context, s *scope, c dd.Con
 	}
 	if at, ok := deadline(s, c); ok && !c.FinishedAt.Before(at) {
 		s.sbx.Status.FinishTime = &metav1.Time{Time: c.FinishedAt}
-		return r.holdSettled(ctx, s)
+		s.stalled(v1.SandboxFailed, v1.ReasonDeadlineExceeded, sessionDeadlineMessage)
+		return true, nil
 	}
 	return r.poison(ctx, s, v1.ReasonPrimaryExited, "the primary container stopped with exit code %d", c.ExitCode)
 }

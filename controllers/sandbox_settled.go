@@ -16,6 +16,8 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
+const sessionDeadlineMessage = "the session reached activeDeadlineSeconds and was stopped"
+
 // holdSettled keeps a settled topology as it ended: a finished run, a session stopped at its deadline or a
 // poisoned topology is never restarted, only kept stopped (the workspace holder stays up) until a spec
 // change rolls it or the Sandbox goes. A finished run is deleted ttlSecondsAfterFinished after it ended.
@@ -28,7 +30,7 @@ func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, er
 	case st.Result != nil:
 		runOutcome(s)
 	case st.FinishTime != nil:
-		s.stalled(v1.SandboxFailed, v1.ReasonDeadlineExceeded, "the session reached activeDeadlineSeconds and was stopped")
+		s.stalled(v1.SandboxFailed, v1.ReasonDeadlineExceeded, sessionDeadlineMessage)
 	default:
 		return false, nil
 	}
@@ -41,18 +43,22 @@ func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, er
 	return true, nil
 }
 
-// poison marks the topology failed for good and stops it; the workspace holder stays up. Nothing repairs it
-// but a spec change (which rolls it) or a new Sandbox.
+// Settling decisions (poisoned, finished) only record themselves and end the pass; what follows from them
+// (stopping the topology, expiring) is done by holdSettled in the pass that reads them back, so that
+// nothing is ever stopped on a decision whose status write was lost.
+
+// poison marks the topology failed for good. Nothing repairs it but a spec change (which rolls it) or a new
+// Sandbox; it is stopped, its workspace kept.
 func (r *SandboxReconciler) poison(ctx context.Context, s *scope, reason, format string, args ...any) (bool, error) {
 	msg := fmt.Sprintf(format, args...)
 	setCondition(s.sbx, v1.ConditionTopologyPoisoned, true, reason, msg)
 	s.stalled(v1.SandboxFailed, reason, "%s", msg)
 	ctrl.LoggerFrom(ctx).Info("Topology poisoned", "reason", reason, "detail", msg)
 	r.event(s.sbx, true, EventPoisoned, "Poison", "%s; the topology is stopped, the workspace kept", msg)
-	return true, r.stopTopology(ctx, s)
+	return true, nil
 }
 
-// finishRun records how a run's primary ended, with the tail of its output, then settles it.
+// finishRun records how a run's primary ended, with the tail of its output.
 func (r *SandboxReconciler) finishRun(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
 	code := int32(c.ExitCode)
 	res := &v1.RunResult{ExitCode: &code, Reason: runReason(s, c)}
@@ -61,23 +67,23 @@ func (r *SandboxReconciler) finishRun(ctx context.Context, s *scope, c dd.Contai
 		return s.fail(v1.ReasonRunning, "reading the run's output", err)
 	}
 	res.OutputTail, res.TruncatedBytes = outputTail(tail)
-	r.settleRun(s, res, c.FinishedAt)
-	return r.holdSettled(ctx, s)
+	return r.settleRun(s, res, c.FinishedAt), nil
 }
 
-// loseRun settles a run whose primary container vanished before the agent saw it end.
-func (r *SandboxReconciler) loseRun(ctx context.Context, s *scope) (bool, error) {
-	r.settleRun(s, &v1.RunResult{Reason: v1.ReasonLost}, time.Now())
-	return r.holdSettled(ctx, s)
+// loseRun records a run whose primary container vanished before the agent saw it end.
+func (r *SandboxReconciler) loseRun(s *scope) (bool, error) {
+	return r.settleRun(s, &v1.RunResult{Reason: v1.ReasonLost}, time.Now()), nil
 }
 
-func (r *SandboxReconciler) settleRun(s *scope, res *v1.RunResult, finished time.Time) {
+func (r *SandboxReconciler) settleRun(s *scope, res *v1.RunResult, finished time.Time) bool {
 	s.sbx.Status.Result = res
 	s.sbx.Status.FinishTime = &metav1.Time{Time: finished}
 	for i := range s.sbx.Status.Services {
 		s.sbx.Status.Services[i].Message = "stopped: the run finished"
 	}
+	runOutcome(s)
 	r.event(s.sbx, res.Reason != v1.ReasonCompleted, runEvent(res), "Finish", "%s", describeRun(res))
+	return true
 }
 
 // runReason says how a run ended, from what Docker recorded (so a restarted agent says the same).
