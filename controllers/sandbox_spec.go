@@ -56,6 +56,7 @@ func (r *SandboxReconciler) resolveSpec(ctx context.Context, s *scope) (bool, er
 // topologyHash digests what a topology is built from, as "<spec>-<services>": the Sandbox's own fields that
 // roll it, then the identity and generation of each SandboxService it names. The halves are kept apart
 // because a settled topology (finished run, poisoned) rolls only for a change of the Sandbox's own spec.
+// What it covers must stay stable across agent versions: a change rolls every running topology on upgrade.
 func topologyHash(spec *v1.SandboxSpec, names []string, services []*v1.SandboxService) string {
 	own, _ := json.Marshal(struct {
 		Image, WorkingDir, CPU, Memory, Network, MountPath string
