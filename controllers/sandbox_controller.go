@@ -76,7 +76,10 @@ func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return ctrl.Result{}, nil // never admitted, so nothing was made for it
 	}
 	admitted, err := r.ensureAdmitted(ctx, sbx)
-	if err != nil {
+	switch {
+	case apierrors.IsConflict(err):
+		return ctrl.Result{RequeueAfter: staleRetry}, nil // admitted from a stale read; try again on fresh data
+	case err != nil:
 		return ctrl.Result{}, err
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +27,10 @@ func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *v1.Sandbox
 	}
 	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(sbx, v1.FinalizerCleanup)
-	if err := r.Patch(ctx, sbx, patch); client.IgnoreNotFound(err) != nil {
+	switch err := r.Patch(ctx, sbx, patch); {
+	case apierrors.IsConflict(err):
+		return ctrl.Result{RequeueAfter: staleRetry}, nil // from a stale read; confirmed again on fresh data
+	case client.IgnoreNotFound(err) != nil:
 		return ctrl.Result{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Docker confirmed the Sandbox's resources are gone; finalizer removed")
