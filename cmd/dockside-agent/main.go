@@ -36,7 +36,7 @@ func run() error {
 	flag.StringVar(&dockerHost, "docker-host", "", "Docker daemon to drive (default $DOCKER_HOST, else the local socket)")
 	flag.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint, e.g. 127.0.0.1:9464; \"0\" disables it, so that several agents on one machine never collide")
 	flag.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:9465; \"0\" disables it")
-	flag.IntVar(&opts.Capacity, "capacity", agent.DefaultCapacity, "most Sandboxes bound to this node")
+	flag.IntVar(&opts.Capacity, "capacity", agent.DefaultCapacity, "most Sandboxes bound to this node; each counts until it is deleted (a finished run too: it keeps its workspace)")
 	flag.BoolVar(&opts.RequireDigest, "require-digest", false, "run only images pinned by digest (name@sha256:...)")
 	flag.StringVar(&opts.HolderImage, "holder-image", agent.DefaultHolderImage, "image of the container that keeps each workspace alive; it must be present on the Docker host")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", true, "hold the Lease dockside-agent-<node-name>, so that two agents never act for one node")

@@ -42,7 +42,7 @@ const (
 type Options struct {
 	Node          string    // this agent's node name, a DNS subdomain; required
 	Driver        dd.Driver // the node's Docker daemon (the real driver, or the fake in tests); required
-	Capacity      int       // most Sandboxes bound to the node; default 16
+	Capacity      int       // most Sandboxes bound to the node, finished runs included; default 16
 	RequireDigest bool      // refuse images not pinned by digest
 	HolderImage   string    // default dockside.dev/holder:local
 
