@@ -34,6 +34,11 @@ func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *v1.Sandbox
 		return ctrl.Result{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Docker confirmed the Sandbox's resources are gone; finalizer removed")
+	if usesSharedNetwork(sbx) {
+		if err := r.releaseSharedNetwork(ctx); err != nil {
+			ctrl.LoggerFrom(ctx).Info("The node's shared network stays for now", "reason", err.Error())
+		}
+	}
 	r.event(sbx, false, EventCleanedUp, "Delete", "every container, network and volume of the Sandbox is gone")
 	return ctrl.Result{}, nil
 }

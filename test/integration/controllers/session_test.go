@@ -67,6 +67,12 @@ var _ = Describe("A session", func() {
 		Expect(n.ICC).To(BeFalse(), "sandboxes on the shared bridge cannot reach each other")
 		Expect(n.Internal).To(BeFalse())
 		Expect(get(sbx).Status.NetworkID).To(BeEmpty(), "no network of its own")
+
+		Expect(k8s.Delete(ctx(), sbx)).To(Succeed())
+		Eventually(gone(sbx)).Should(BeTrue())
+		n, err = a.docker.ObserveNetwork(ctx(), shared)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n.Exists).To(BeFalse(), "the last Sandbox on the shared bridge takes it along")
 	})
 
 	It("starts its services in order, each ready before the next, on an internal bridge of its own", func() {
