@@ -46,6 +46,9 @@ func (r *SandboxReconciler) ensureService(ctx context.Context, s *scope, svc *v1
 		st.State, st.Message = v1.ServiceStarting, ""
 		r.event(s.sbx, false, EventServiceStarted, "Start", "service %s started", svc.Name)
 	}
+	if st.State == v1.ServicePending {
+		st.State = v1.ServiceStarting // started by a pass whose status write was lost
+	}
 	s.containers[c.Name] = c
 	if st.State == v1.ServiceReady {
 		return r.checkLiveness(ctx, s, svc, c, st)
