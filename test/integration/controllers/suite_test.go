@@ -50,7 +50,7 @@ func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(timeout)
 	SetDefaultEventuallyPollingInterval(tick)
-	SetDefaultConsistentlyDuration(time.Second)
+	SetDefaultConsistentlyDuration(500 * time.Millisecond)
 	SetDefaultConsistentlyPollingInterval(50 * time.Millisecond)
 	RunSpecs(t, "Controllers (agent against a real API server and the fake driver)")
 }
