@@ -59,7 +59,6 @@ type SandboxReconciler struct {
 // +kubebuilder:rbac:groups=dockside.dev,resources=sandboxservices,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
 
 // Reconcile gets the Sandbox, binds it if it is unbound, admits it (the finalizer) when the node has room,
 // and then either cleans it up or converges it, writing its status once at the end.
