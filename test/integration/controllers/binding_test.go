@@ -58,7 +58,7 @@ var _ = Describe("Binding", func() {
 		Expect(k8s.Delete(ctx(), running)).To(Succeed())
 		Eventually(nodeOf(waiting)).Should(Equal(a.node))
 		Eventually(condition(waiting, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(eventReasons(waiting)()).To(ContainElement("Bound"))
+		Eventually(eventReasons(waiting)).Should(ContainElement("Bound"))
 	})
 
 	It("binds each Sandbox exactly once when agents race for them", func() {

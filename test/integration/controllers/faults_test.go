@@ -161,7 +161,7 @@ var _ = Describe("Deletion", func() {
 		Expect(stubborn.removals()).To(Equal([]string{
 			v1.RolePrimary, v1.RoleService + "second", v1.RoleService + "first", "network", v1.RoleHolder, "volume",
 		}))
-		Expect(eventReasons(sbx)()).To(ContainElement("CleanedUp"))
+		Eventually(eventReasons(sbx)).Should(ContainElement("CleanedUp"))
 	})
 
 	It("an uncertain removal holds the finalizer, says so, and is retried until Docker confirms", func() {

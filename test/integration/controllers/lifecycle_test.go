@@ -34,7 +34,7 @@ var _ = Describe("Pausing", func() {
 		Expect(condition(sbx, v1.ConditionPaused)()).To(Equal("False/Running"))
 		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateRunning))
 		Expect(container(a.docker, sbx, v1.RoleService, "db").State).To(Equal(dd.StateRunning))
-		Expect(eventReasons(sbx)()).To(ContainElements("Paused", "Resumed"))
+		Eventually(eventReasons(sbx)).Should(ContainElements("Paused", "Resumed"))
 		cur := get(sbx)
 		Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
 	})
@@ -67,7 +67,7 @@ var _ = Describe("A poisoned topology", func() {
 		Eventually(state(a.docker, sbx, v1.RolePrimary, "")).Should(Equal(dd.StateExited), "the topology is stopped")
 		Consistently(state(a.docker, sbx, v1.RoleService, "db")).Should(Equal(dd.StateExited), "no silent repair")
 		Expect(container(a.docker, sbx, v1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
-		Expect(eventReasons(sbx)()).To(ContainElement("TopologyPoisoned"))
+		Eventually(eventReasons(sbx)).Should(ContainElement("TopologyPoisoned"))
 	})
 
 	It("follows a session's primary that stops", func() {

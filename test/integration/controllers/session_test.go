@@ -121,7 +121,7 @@ var _ = Describe("A session", func() {
 		Expect(container(a.docker, sbx, v1.RoleService, "cache").Network).To(Equal(net.Name))
 
 		// Start order as the events tell it.
-		Expect(eventReasons(sbx)()).To(ContainElements("NetworkCreated", "ServiceStarted", "ServiceReady", "Started"))
+		Eventually(eventReasons(sbx)).Should(ContainElements("NetworkCreated", "ServiceStarted", "ServiceReady", "Started"))
 	})
 
 	It("waits for a SandboxService that does not exist yet", func() {
