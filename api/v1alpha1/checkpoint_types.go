@@ -77,6 +77,11 @@ type CheckpointStatus struct {
 	// captureDuration is how long the capture took, the Sandbox frozen included (for example 1.2s).
 	// +optional
 	CaptureDuration *metav1.Duration `json:"captureDuration,omitempty"`
+
+	// frozenDuration is how long the Sandbox was frozen for the copy (for example 80ms): part of
+	// captureDuration, and zero for a Sandbox that was paused already (it stays paused).
+	// +optional
+	FrozenDuration *metav1.Duration `json:"frozenDuration,omitempty"`
 }
 
 // Checkpoint is a one-shot capture of a Sandbox's workspace, stored content-addressed on the Sandbox's node.
