@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/agent"
+)
+
+// agentProcess is an agent run as a child of the benchmark, so that its memory is its own and reads like
+// the production agent's: either the real dockside-agent binary on real Docker, or this test binary run
+// again as an agent on the fake driver (see runFakeAgent).
+type agentProcess struct {
+	cmd     *exec.Cmd
+	done    chan error
+	metrics string // URL of its Prometheus endpoint
+	log     string
+}
+
+// Environment of this test binary run again as a fake-driver agent.
+const (
+	fakeAgentNodeEnv     = "DOCKSIDE_BENCH_FAKE_AGENT_NODE"
+	fakeAgentMetricsEnv  = "DOCKSIDE_BENCH_FAKE_AGENT_METRICS"
+	fakeAgentCapacityEnv = "DOCKSIDE_BENCH_FAKE_AGENT_CAPACITY"
+)
+
+// realAgent is the dockside-agent binary as an operator runs it (leader election on, default sweep period
+// and workers), with room for capacity Sandboxes and its metrics on metricsAddr.
+func realAgent(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd {
+	return exec.Command(binDir()+"/dockside-agent",
+		"--node-name="+node, "--kubeconfig="+kubeconfig, "--capacity="+strconv.Itoa(capacity),
+		"--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0")
+}
+
+// fakeAgent is this test binary run again as an agent with the same defaults as the binary, on the fake
+// driver, which is Docker without Docker's own cost: what remains is the agent's and the API server's.
+func fakeAgent(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, fakeAgentNodeEnv+"="+node,
+		fakeAgentMetricsEnv+"="+metricsAddr, fakeAgentCapacityEnv+"="+strconv.Itoa(capacity))
+	return cmd
+}
+
+// runFakeAgent is the child side of fakeAgent; it returns when the benchmark stops it with SIGTERM.
+func runFakeAgent(node string) error {
+	ctrl.SetLogger(zap.New())
+	ctx := ctrl.SetupSignalHandler()
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return err
+	}
+	capacity, err := strconv.Atoi(os.Getenv(fakeAgentCapacityEnv))
+	if err != nil {
+		return err
+	}
+	driver := fake.New(node)
+	driver.AddImage(holder, dd.ImageInfo{})
+	driver.AddImage(busybox, dd.ImageInfo{})
+	mgr, err := agent.New(ctx, cfg, agent.Options{
+		Node: node, Driver: driver, Capacity: capacity, LeaderElection: true,
+		MetricsBindAddress: os.Getenv(fakeAgentMetricsEnv),
+	})
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// startAgent starts cmd with its output in logPath and waits until its metrics endpoint answers.
+func startAgent(ctx context.Context, cmd *exec.Cmd, metricsAddr, logPath string) (*agentProcess, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting the agent: %w", err)
+	}
+	a := &agentProcess{cmd: cmd, done: make(chan error, 1), metrics: "http://" + metricsAddr + "/metrics", log: logPath}
+	go func() { a.done <- cmd.Wait(); logFile.Close() }()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := a.scrape(ctx); err == nil {
+			return a, nil
+		} else if time.Now().After(deadline) {
+			return nil, errors.Join(fmt.Errorf("the agent's metrics never answered: %w\n%s", err, a.logTail()), a.stop())
+		}
+		select {
+		case err := <-a.done:
+			a.done <- err
+			return nil, fmt.Errorf("the agent exited at start: %v\n%s", err, a.logTail())
+		default:
+		}
+	}
+}
+
+func (a *agentProcess) scrape(ctx context.Context) (metrics, error) {
+	return scrape(ctx, http.DefaultClient, a.metrics)
+}
+
+// memory is the agent process's resident set now and at its peak (VmRSS and VmHWM), in bytes.
+func (a *agentProcess) memory() (rss, peak float64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", a.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	scan := bufio.NewScanner(f)
+	for scan.Scan() {
+		fields := strings.Fields(scan.Text()) // e.g. "VmRSS:", "51234", "kB"
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb * 1024
+		case "VmHWM:":
+			peak = kb * 1024
+		}
+	}
+	return rss, peak, scan.Err()
+}
+
+// stop asks the agent to exit (SIGTERM, as systemd or the kubelet would) and kills it after 30s.
+func (a *agentProcess) stop() error {
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.done:
+		return nil
+	case <-time.After(30 * time.Second):
+		_ = a.cmd.Process.Kill()
+		<-a.done
+		return fmt.Errorf("the agent did not exit within 30s of SIGTERM")
+	}
+}
+
+// logTail is the end of the agent's log, for failure messages.
+func (a *agentProcess) logTail() string {
+	data, _ := os.ReadFile(a.log)
+	const keep = 4000
+	if len(data) > keep {
+		data = data[len(data)-keep:]
+	}
+	return "---- agent log (" + a.log + ") ----\n" + string(data)
+}
+
+// freeAddr is a loopback address with a port nothing listens on right now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// binDir is where `make build` put the agent binary.
+func binDir() string {
+	if dir := os.Getenv("DOCKSIDE_BIN"); dir != "" {
+		return dir
+	}
+	return "../../bin"
+}

@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// The baselines do by hand, with the Docker CLI, what a person would do without Dockside: the same image
+// and the same limits and hardening the driver gives a session's primary container by default.
+const (
+	busybox = "dockside.dev/busybox:local"
+	holder  = "dockside.dev/holder:local"
+	// roleBaseline marks what the baselines create, so that cleanup finds it.
+	roleBaseline = "bench-baseline"
+)
+
+// plainNode is the node label of what the baselines create: not the agent's node, so that the agent neither
+// sees their events nor sweeps them as orphans, yet found by label like everything of the run.
+func plainNode(node string) string { return node + "-plain" }
+
+// docker runs the Docker CLI and returns its trimmed output.
+func docker(args ...string) (string, error) {
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// baselineLabels are the labels every baseline object of the run of node carries.
+func baselineLabels(node string) []string {
+	return []string{"--label", v1.LabelManaged + "=true", "--label", v1.LabelNode + "=" + plainNode(node), "--label", v1.LabelRole + "=" + roleBaseline}
+}
+
+// runArgs is `docker run -d` of a container as locked down as a Sandbox's primary with default resources
+// (cpu 1, memory 512Mi without swap, 256 pids), on network, with extra arguments before the image.
+func runArgs(node, network string, extra ...string) []string {
+	args := []string{"run", "-d", "-i", "--network", network,
+		"--cap-drop", "ALL", "--security-opt", "no-new-privileges:true", "--ipc", "private",
+		"--memory", "512m", "--memory-swap", "512m", "--cpus", "1", "--pids-limit", "256",
+		"--no-healthcheck", "--restart", "no", "--log-opt", "max-size=10m", "--log-opt", "max-file=1"}
+	args = append(args, baselineLabels(node)...)
+	return append(args, extra...)
+}
+
+// dockerRun starts a container and waits until Docker reports it running, as a script would.
+func dockerRun(args []string) (string, error) {
+	id, err := docker(args...)
+	if err != nil {
+		return "", err
+	}
+	return id, waitRunning(id)
+}
+
+func waitRunning(id string) error {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		out, err := docker("inspect", "-f", "{{.State.Running}}", id)
+		if err != nil {
+			return err
+		}
+		if out == "true" {
+			return nil
+		}
+	}
+	return fmt.Errorf("container %s not running after a minute", id)
+}
+
+// removeLabelled force-removes every container, network and volume labelled with node.
+func removeLabelled(node string) error {
+	filter := []string{"--filter", "label=" + v1.LabelManaged + "=true", "--filter", "label=" + v1.LabelNode + "=" + node}
+	for _, kind := range []string{"container", "network", "volume"} {
+		list := append([]string{kind, "ls", "-q"}, filter...)
+		if kind == "container" {
+			list = append([]string{"container", "ls", "-aq"}, filter...)
+		}
+		out, err := docker(list...)
+		if err != nil {
+			return err
+		}
+		if ids := strings.Fields(out); len(ids) > 0 {
+			rm := []string{kind, "rm"}
+			if kind == "container" {
+				rm = append(rm, "-f", "-v")
+			}
+			if _, err := docker(append(rm, ids...)...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// leftovers lists every container, network and volume that carries node's label.
+func leftovers(node string) ([]string, error) {
+	filter := "label=" + v1.LabelNode + "=" + node
+	var found []string
+	for _, kind := range []string{"container", "network", "volume"} {
+		args := []string{kind, "ls", "-q", "--filter", filter}
+		if kind == "container" {
+			args = []string{"container", "ls", "-aq", "--filter", filter}
+		}
+		out, err := docker(args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range strings.Fields(out) {
+			found = append(found, kind+" "+id)
+		}
+	}
+	return found, nil
+}
+
+// containerMemory is what `docker stats` reports each container using (bytes, cache excluded).
+func containerMemory(ids []string) (map[string]float64, error) {
+	out, err := docker(append([]string{"stats", "--no-stream", "--no-trunc", "--format", "{{.Container}} {{.MemUsage}}"}, ids...)...)
+	if err != nil {
+		return nil, err
+	}
+	mem := map[string]float64{}
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line) // id, usage, "/", limit
+		if len(fields) < 2 {
+			continue
+		}
+		v, err := parseBytes(fields[1])
+		if err != nil {
+			return nil, err
+		}
+		mem[fields[0]] = v
+	}
+	return mem, nil
+}
+
+// parseBytes reads Docker's human sizes such as 1.5MiB or 532KiB.
+func parseBytes(s string) (float64, error) {
+	for _, u := range []struct {
+		suffix string
+		factor float64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			return v * u.factor, err
+		}
+	}
+	return 0, fmt.Errorf("unknown size %q", s)
+}
+
+// pausedSpan is how long Docker kept a container paused between since and until, from its pause and
+// unpause events, as Docker itself timed them.
+func pausedSpan(id string, since, until time.Time) (time.Duration, error) {
+	out, err := docker("events", "--since", unixArg(since), "--until", unixArg(until),
+		"--filter", "container="+id, "--filter", "event=pause", "--filter", "event=unpause",
+		"--format", "{{.TimeNano}} {{.Action}}")
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	var at int64
+	for _, line := range strings.Split(out, "\n") {
+		var ns int64
+		var action string
+		if _, err := fmt.Sscan(line, &ns, &action); err != nil {
+			continue
+		}
+		switch action {
+		case "pause":
+			at = ns
+		case "unpause":
+			if at != 0 {
+				total += time.Duration(ns - at)
+				at = 0
+			}
+		}
+	}
+	return total, nil
+}
+
+func unixArg(t time.Time) string { return fmt.Sprintf("%d.%09d", t.Unix(), t.Nanosecond()) }

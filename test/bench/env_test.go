@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/controlplane"
+)
+
+// env is a control plane of its own with one agent (a child process) and a client that times Sandboxes.
+type env struct {
+	node      string
+	cfg       *rest.Config
+	k8s       client.Client
+	cp        *controlplane.ControlPlane
+	agent     *agentProcess
+	sandboxes *tracker
+	stopWatch context.CancelFunc
+	// namespaces the benchmarks made, so that what a failed one left is deleted at the end.
+	namespaces []string
+}
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := v1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+}
+
+// agentCommand builds the command line of an agent for node (see realAgent and fakeAgent).
+type agentCommand func(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd
+
+// startEnv starts a control plane keeping its state in dir and an agent for node with room for capacity.
+func startEnv(ctx context.Context, dir, node string, capacity int, agentCmd agentCommand) (_ *env, err error) {
+	cp, err := controlplane.Start(controlplane.Options{
+		CRDDir:         filepath.Join("..", "..", "config", "crd", "bases"),
+		DataDir:        filepath.Join(dir, "etcd"),
+		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	e := &env{node: node, cp: cp, cfg: rest.CopyConfig(cp.Config)}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, e.stop())
+		}
+	}()
+	// The benchmark creates hundreds of objects at once: client-side throttling would time the client.
+	e.cfg.QPS, e.cfg.Burst = -1, -1
+	if e.k8s, err = client.New(e.cfg, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+	watchCtx, cancel := context.WithCancel(context.Background())
+	e.stopWatch = cancel
+	if e.sandboxes, err = newTracker(watchCtx, e.cfg); err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	e.agent, err = startAgent(ctx, agentCmd(node, cp.Kubeconfig, addr, capacity), addr, filepath.Join(dir, "agent.log"))
+	return e, err
+}
+
+// stop stops the agent and the control plane; objects left in the API server go with it.
+func (e *env) stop() error {
+	var errs []error
+	if e.agent != nil {
+		errs = append(errs, e.agent.stop())
+	}
+	if e.stopWatch != nil {
+		e.stopWatch()
+	}
+	return errors.Join(append(errs, e.cp.Stop())...)
+}
+
+// namespace creates a namespace of its own for one benchmark.
+func (e *env) namespace(ctx context.Context, prefix string) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := e.k8s.Create(ctx, ns); err != nil {
+		return "", err
+	}
+	e.namespaces = append(e.namespaces, ns.Name)
+	return ns.Name, nil
+}
+
+// session is a session Sandbox (no command: it stays up until deleted) of the busybox image, with the
+// defaults of every other field: cpu 1, memory 512Mi, 256 pids, a 512Mi workspace, network None.
+func session(ns, name string) *v1.Sandbox {
+	return &v1.Sandbox{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1.SandboxSpec{Image: busybox},
+	}
+}
+
+// applyAndWait creates sbx and waits for it to be Ready; it returns how long that took.
+func (e *env) applyAndWait(ctx context.Context, sbx *v1.Sandbox) (time.Duration, error) {
+	start := time.Now()
+	if err := e.k8s.Create(ctx, sbx); err != nil {
+		return 0, err
+	}
+	at, err := e.sandboxes.waitReady(ctx, client.ObjectKeyFromObject(sbx), 3*time.Minute)
+	if err != nil {
+		return 0, fmt.Errorf("%w\n%s", err, e.agent.logTail())
+	}
+	return at.Sub(start), nil
+}
+
+// deleteAll deletes every Sandbox, Checkpoint and SandboxService of ns and waits until the agent has let
+// them go, which it does only once Docker confirmed their removal.
+func (e *env) deleteAll(ctx context.Context, ns string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	kinds := []struct {
+		obj  client.Object
+		list client.ObjectList
+	}{
+		{&v1.Sandbox{}, &v1.SandboxList{}}, {&v1.Checkpoint{}, &v1.CheckpointList{}}, {&v1.SandboxService{}, &v1.SandboxServiceList{}},
+	}
+	for _, k := range kinds {
+		if err := e.k8s.DeleteAllOf(ctx, k.obj, client.InNamespace(ns)); err != nil {
+			return err
+		}
+	}
+	for _, k := range kinds {
+		if err := e.waitEmpty(ctx, ns, k.list); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitSandboxesGone waits until the agent has let every Sandbox of ns go.
+func (e *env) waitSandboxesGone(ctx context.Context, ns string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return e.waitEmpty(ctx, ns, &v1.SandboxList{})
+}
+
+// waitEmpty waits until list, listed in ns, is empty or ctx ends.
+func (e *env) waitEmpty(ctx context.Context, ns string, list client.ObjectList) error {
+	for {
+		if err := e.k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("waiting for the deletion of every %T in %s: %w\n%s", list, ns, err, e.agent.logTail())
+		}
+		if meta.LenList(list) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %T left in %s: %w\n%s", meta.LenList(list), list, ns, ctx.Err(), e.agent.logTail())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// tracker notes when each Sandbox first reads Ready (or Stalled) as the API server's watch delivers it, so
+// that benchmarks time apply → Ready to the moment a watching client (kubectl wait, Flux) would see it,
+// without polling the API server they measure.
+type tracker struct {
+	mu   sync.Mutex
+	seen map[types.NamespacedName]*progress
+}
+
+type progress struct {
+	done    chan struct{} // closed at the first Ready=True or Stalled=True
+	readyAt time.Time
+	stalled string // reason and message when it stalled instead
+}
+
+func newTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	t := &tracker{seen: map[types.NamespacedName]*progress{}}
+	inf, err := c.GetInformer(ctx, &v1.Sandbox{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { t.observe(obj, time.Now()) },
+		UpdateFunc: func(_, obj any) { t.observe(obj, time.Now()) },
+	}); err != nil {
+		return nil, err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("the Sandbox watch never synced")
+	}
+	return t, nil
+}
+
+func (t *tracker) entry(key types.NamespacedName) *progress {
+	p, ok := t.seen[key]
+	if !ok {
+		p = &progress{done: make(chan struct{})}
+		t.seen[key] = p
+	}
+	return p
+}
+
+func (t *tracker) observe(obj any, at time.Time) {
+	sbx, ok := obj.(*v1.Sandbox)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.entry(types.NamespacedName{Namespace: sbx.Namespace, Name: sbx.Name})
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	if meta.IsStatusConditionTrue(sbx.Status.Conditions, v1.ConditionReady) {
+		p.readyAt = at
+		close(p.done)
+	} else if c := meta.FindStatusCondition(sbx.Status.Conditions, v1.ConditionStalled); c != nil && c.Status == "True" {
+		p.stalled = c.Reason + ": " + c.Message
+		close(p.done)
+	}
+}
+
+// waitReady returns when key was first seen Ready, or an error when it stalled or timeout passed.
+func (t *tracker) waitReady(ctx context.Context, key types.NamespacedName, timeout time.Duration) (time.Time, error) {
+	t.mu.Lock()
+	p := t.entry(key)
+	t.mu.Unlock()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		return time.Time{}, fmt.Errorf("Sandbox %s not Ready after %s", key, timeout)
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+	if p.stalled != "" {
+		return time.Time{}, fmt.Errorf("Sandbox %s stalled: %s", key, p.stalled)
+	}
+	return p.readyAt, nil
+}
