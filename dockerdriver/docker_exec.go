@@ -36,6 +36,12 @@ func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecRe
 	if info.State == StatePaused {
 		return ExecResult{}, NewError(KindConflict, PhaseExec, name, "the container is paused")
 	}
+	var before map[string]bool
+	if req.KillSurvivors {
+		if before, err = d.processes(ctx, info.ID, name); err != nil {
+			return ExecResult{}, err
+		}
+	}
 	start := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, req.Timeout)
 	defer cancel()
@@ -59,6 +65,9 @@ func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecRe
 		return res, err
 	}
 	res.Reason = ExecCompleted
+	if req.KillSurvivors {
+		return d.killSurvivors(ctx, info.ID, name, before, res)
+	}
 	return res, nil
 }
 
@@ -67,7 +76,7 @@ func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecRe
 func (d *Docker) runExec(ctx context.Context, id, name string, req ExecRequest, stdout, stderr io.Writer) (int, error) {
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
 		Cmd: req.Command, Env: envList(req.Env), WorkingDir: req.WorkingDir, User: req.User,
-		AttachStdout: true, AttachStderr: true,
+		AttachStdin: req.Stdin != nil, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
 		return 0, d.classify(err, PhaseExec, name)
@@ -77,6 +86,13 @@ func (d *Docker) runExec(ctx context.Context, id, name string, req ExecRequest, 
 		return 0, d.classify(err, PhaseExec, name)
 	}
 	defer resp.Close()
+	if req.Stdin != nil {
+		go func() { // ends when the command has read it all, or when resp is closed
+			if _, err := resp.Conn.Write(req.Stdin); err == nil {
+				_ = resp.CloseWrite()
+			}
+		}()
+	}
 	copied := make(chan error, 1)
 	go func() {
 		_, err := stdcopy.StdCopy(stdout, stderr, resp.Reader)

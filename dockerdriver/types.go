@@ -168,6 +168,12 @@ type ExecRequest struct {
 	// OutputLimit caps the bytes kept of each of stdout and stderr; the rest is read, counted and dropped.
 	// Required, > 0.
 	OutputLimit int
+	// Stdin is written to the command's standard input, which is then closed; nil attaches none.
+	Stdin []byte
+	// KillSurvivors: no process the command started may outlive it. The driver notes the container's
+	// processes before the exec and, if new ones remain once the command exited (detached or double-forked
+	// children), kills the container, the one bound they cannot escape (see ExecResult.Survivors).
+	KillSurvivors bool
 }
 
 // ExecReason says how an exec ended.
@@ -188,7 +194,8 @@ type ExecResult struct {
 	StdoutCut       int64 // bytes of stdout dropped beyond OutputLimit
 	StderrCut       int64
 	Duration        time.Duration
-	ContainerKilled bool // the container was killed to enforce the deadline or cancel
+	ContainerKilled bool // the container was killed to enforce the deadline or cancel, or to end survivors
+	Survivors       int  // processes the command left running (KillSurvivors); the container was killed
 }
 
 // LogTail is the end of a container's output.

@@ -13,6 +13,9 @@ type ExecOutput struct {
 	Stdout   []byte
 	Stderr   []byte
 	ExitCode int
+	// Survivors is how many processes the command leaves running; with KillSurvivors the fake kills the
+	// container for them, as the real driver does.
+	Survivors int
 }
 
 // ExecHandler plays the command of an exec. It should return when ctx ends; if it does not, the fake
@@ -47,6 +50,10 @@ func (f *Driver) Exec(ctx context.Context, name string, req dd.ExecRequest) (dd.
 			res := dd.ExecResult{Reason: dd.ExecCompleted, ExitCode: out.ExitCode, Duration: time.Since(start)}
 			res.Stdout, res.StdoutCut = head(out.Stdout, req.OutputLimit)
 			res.Stderr, res.StderrCut = head(out.Stderr, req.OutputLimit)
+			if req.KillSurvivors && out.Survivors > 0 {
+				res.Survivors, res.ContainerKilled = out.Survivors, true
+				f.killForDeadline(name)
+			}
 			return res, nil
 		case <-runCtx.Done():
 			res := dd.ExecResult{Reason: dd.ExecDeadlineExceeded, ContainerKilled: true}
