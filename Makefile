@@ -50,7 +50,7 @@ test-unit: ## Pure tests: no API server, no Docker.
 test-integration: check-docker controlplane test-images ## envtest suites (real API server, fake driver) and the driver against real Docker.
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO_TEST) -timeout 30m ./test/integration/...
 
-test-e2e: check-docker controlplane test-images build ## The real agent binary, real API server, real Docker, kubectl.
+test-e2e: check-docker controlplane images build ## The real agent binary, real API server, real Docker, kubectl.
 	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" $(GO_TEST) -timeout 40m ./test/e2e/...
 
 run: check-docker controlplane images build ## Local control plane + the agent on this machine's Docker; Ctrl-C stops all.

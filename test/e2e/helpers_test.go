@@ -45,13 +45,16 @@ func field(ns, object, jsonpath string) string {
 	return out
 }
 
-// containers lists the IDs of the labelled containers Docker holds for a Sandbox, optionally of one role.
+// containers lists the IDs of this node's labelled containers in a namespace, of one Sandbox when name is set
+// and of one role when role is set.
 func containers(ns, name, role string) []string {
 	GinkgoHelper()
 	args := []string{"container", "ls", "-aq", "--no-trunc",
 		"--filter", "label=" + v1alpha1.LabelNode + "=" + node,
-		"--filter", "label=" + v1alpha1.LabelNamespace + "=" + ns,
-		"--filter", "label=" + v1alpha1.LabelName + "=" + name}
+		"--filter", "label=" + v1alpha1.LabelNamespace + "=" + ns}
+	if name != "" {
+		args = append(args, "--filter", "label="+v1alpha1.LabelName+"="+name)
+	}
 	if role != "" {
 		args = append(args, "--filter", "label="+v1alpha1.LabelRole+"="+role)
 	}

@@ -68,9 +68,9 @@ var _ = Describe("samples", func() {
 		Expect(busyboxOnly).To(BeNumerically(">=", 1), "a Sandbox sample that needs nothing but the busybox image")
 	})
 
-	It("accepts every example in docs/api.md", func(ctx context.Context) {
+	It("accepts every example in the README", func(ctx context.Context) {
 		ns := newNamespace(ctx)
-		examples := yamlBlocks(filepath.Join("..", "..", "..", "docs", "api.md"))
+		examples := yamlBlocks(filepath.Join("..", "..", "..", "README.md"))
 		Expect(examples).To(HaveLen(3))
 		for _, example := range examples {
 			Expect(k8s.Create(ctx, fromYAML(example, ns))).To(Succeed(), example)
