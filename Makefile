@@ -62,5 +62,9 @@ stop: ## Stop what `make run` started, from another terminal.
 bench: check-docker controlplane images build ## Benchmarks against plain Docker; prints a table and writes bench-results.json.
 	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/bench/...
 
-clean: ## Remove built binaries and local state (keeps the cached control plane build).
+clean: ## Remove built binaries, local state, and this node's sandboxes in Docker (keeps the control plane build).
 	rm -rf bin/dockside-* .local
+	@filter="label=dev.dockside.node=$(NODE)"; \
+	  docker ps -aq --filter "$$filter" | xargs -r docker rm -f >/dev/null; \
+	  docker network ls -q --filter "$$filter" | xargs -r docker network rm >/dev/null; \
+	  docker volume ls -q --filter "$$filter" | xargs -r docker volume rm >/dev/null
