@@ -1,0 +1,172 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// reconcileQueued keeps a waiting Execution Queued, fails it when its Sandbox can never run it, or, when it is
+// first in its Sandbox's queue and the Sandbox is Ready, records it Running and returns where to run it.
+func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *v1.Execution, sbx *v1.Sandbox) (*runTarget, error) {
+	st := &ex.Status
+	st.NodeName = r.Options.Node
+	if st.QueueTime == nil {
+		st.QueueTime = r.arrival(ex.UID)
+	}
+	if sbx == nil {
+		settle(ex, v1.ExecutionFailed, v1.ReasonSandboxNotReady, fmt.Sprintf("Sandbox %s no longer exists", ex.Spec.SandboxName))
+		return nil, nil
+	}
+	if refuse, wait := admit(ex, sbx); refuse != "" || wait != "" {
+		r.refuseOrWait(ex, refuse, wait)
+		return nil, nil
+	}
+	if first, err := r.ahead(ctx, ex, sbx); err != nil || first != "" {
+		queued(ex, fmt.Sprintf("waiting for Execution %s to finish first", first))
+		return nil, err
+	}
+	// The cache may lag behind the Sandbox: start only in one that is Ready now, in the topology it is
+	// Ready in.
+	live := &v1.Sandbox{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sbx), live); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if refuse, wait := admit(ex, live); live.UID != sbx.UID || refuse != "" || wait != "" {
+		queued(ex, "waiting for the Sandbox's latest state")
+		return nil, nil // the Sandbox's watch event brings the next pass
+	}
+	now := metav1.NowMicro()
+	st.Phase, st.StartTime, st.TopologyGeneration = v1.ExecutionRunning, &now, live.Status.TopologyGeneration
+	setExecutionConditions(ex, v1.ReasonRunning, "the command is running")
+	return &runTarget{
+		sandbox:    client.ObjectKeyFromObject(live),
+		sandboxUID: live.UID,
+		generation: live.Status.TopologyGeneration,
+	}, nil
+}
+
+// admit says whether the Sandbox can run the Execution: refuse says why it never will, wait what it is still
+// doing while it may later; both are empty when it can now.
+func admit(ex *v1.Execution, sbx *v1.Sandbox) (refuse, wait string) {
+	ready := meta.FindStatusCondition(sbx.Status.Conditions, v1.ConditionReady)
+	stalled := meta.FindStatusCondition(sbx.Status.Conditions, v1.ConditionStalled)
+	switch owner := sandboxOwner(ex); {
+	case owner != "" && owner != sbx.UID:
+		return fmt.Sprintf("the Sandbox %s it was created for was deleted", sbx.Name), ""
+	case !sbx.DeletionTimestamp.IsZero():
+		return fmt.Sprintf("Sandbox %s is being deleted", sbx.Name), ""
+	case len(sbx.Spec.Command) > 0:
+		return fmt.Sprintf("Sandbox %s is a run (it has a command); Executions run only in session Sandboxes", sbx.Name), ""
+	case sbx.Status.ObservedGeneration != sbx.Generation:
+		return "", "its agent has not yet acted on its latest spec"
+	case stalled != nil && stalled.Status == metav1.ConditionTrue:
+		return fmt.Sprintf("Sandbox %s cannot run commands: %s", sbx.Name, stalled.Message), ""
+	case ready != nil && ready.Status == metav1.ConditionTrue && sbx.Status.Phase == v1.SandboxRunning:
+		return "", ""
+	case ready != nil:
+		return "", fmt.Sprintf("it is %s: %s", sbx.Status.Phase, ready.Message)
+	}
+	return "", "it has not started yet"
+}
+
+func (r *ExecutionReconciler) refuseOrWait(ex *v1.Execution, refuse, wait string) {
+	if refuse != "" {
+		settle(ex, v1.ExecutionFailed, v1.ReasonSandboxNotReady, refuse+"; the command did not run")
+		return
+	}
+	queued(ex, fmt.Sprintf("waiting for Sandbox %s to be Ready: %s", ex.Spec.SandboxName, wait))
+}
+
+// ahead names the Execution this one waits for: one running in the Sandbox, or the first one queued before
+// it; "" when it is first.
+func (r *ExecutionReconciler) ahead(ctx context.Context, ex *v1.Execution, sbx *v1.Sandbox) (string, error) {
+	if name := r.Runs.runningIn(sbx.UID); name != "" {
+		return name, nil
+	}
+	var list v1.ExecutionList
+	if err := r.List(ctx, &list, client.InNamespace(ex.Namespace), client.MatchingFields{v1.FieldExecutionSandboxName: sbx.Name}); err != nil {
+		return "", err
+	}
+	first := ex
+	for i := range list.Items {
+		other := &list.Items[i]
+		switch owner := sandboxOwner(other); {
+		case other.UID == ex.UID || finished(other) || !other.DeletionTimestamp.IsZero() || (owner != "" && owner != sbx.UID):
+			continue
+		case other.Status.Phase == v1.ExecutionRunning:
+			return other.Name, nil
+		case queuedBefore(other, first):
+			first = other
+		}
+	}
+	if first == ex {
+		return "", nil
+	}
+	return first.Name, nil
+}
+
+// queuedBefore orders a Sandbox's queue by creation: creationTimestamp first (whole seconds), then the time
+// the agent saw each Execution arrive (the watch delivers creations in order), then the name. One the agent
+// has not seen yet comes after those it has within the same second.
+func queuedBefore(a, b *v1.Execution) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	switch qa, qb := a.Status.QueueTime, b.Status.QueueTime; {
+	case qa != nil && qb != nil && !qa.Equal(qb):
+		return qa.Before(qb)
+	case (qa == nil) != (qb == nil):
+		return qa != nil
+	}
+	return a.Name < b.Name
+}
+
+// arrival is when the watch delivered the Execution to this agent, or now if it did not note it.
+func (r *ExecutionReconciler) arrival(uid types.UID) *metav1.MicroTime {
+	if t, ok := r.arrivals.Load(uid); ok {
+		at := t.(metav1.MicroTime)
+		return &at
+	}
+	now := metav1.NowMicro()
+	return &now
+}
+
+// noteArrival remembers when an Execution the agent has not stamped yet arrived, and forgets it once stamped.
+func (r *ExecutionReconciler) noteArrival(ex *v1.Execution) {
+	if ex.Status.QueueTime != nil {
+		r.arrivals.Delete(ex.UID)
+		return
+	}
+	r.arrivals.LoadOrStore(ex.UID, metav1.NowMicro())
+}
+
+// ensureOwner makes the Sandbox the Execution's controlling owner, so that a cluster's garbage collector
+// deletes it with its Sandbox. Clients usually set it at creation; this covers those that do not.
+func (r *ExecutionReconciler) ensureOwner(ctx context.Context, ex *v1.Execution, sbx *v1.Sandbox) error {
+	if sandboxOwner(ex) != "" {
+		return nil
+	}
+	before := ex.DeepCopy()
+	if err := controllerutil.SetControllerReference(sbx, ex, r.Scheme()); err != nil {
+		return err
+	}
+	return r.Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+// sandboxOwner is the UID of the Sandbox that owns the Execution, "" when none does yet.
+func sandboxOwner(ex *v1.Execution) types.UID {
+	for _, ref := range ex.OwnerReferences {
+		if ref.Kind == "Sandbox" && ref.APIVersion == v1.GroupVersion.String() {
+			return ref.UID
+		}
+	}
+	return ""
+}

@@ -1,0 +1,163 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// recordTimeout bounds writing a run's outcome, which happens even when the run was cancelled.
+const recordTimeout = 30 * time.Second
+
+// runTarget is where a command runs: the primary container of one topology generation of one Sandbox.
+type runTarget struct {
+	sandbox    types.NamespacedName
+	sandboxUID types.UID
+	generation int64
+}
+
+func (t runTarget) container() string {
+	owner := dd.Owner{Namespace: t.sandbox.Namespace, Name: t.sandbox.Name, UID: string(t.sandboxUID), Generation: t.generation}
+	return dd.Name(owner, v1.RolePrimary, "")
+}
+
+// launch runs the command of an Execution recorded Running, in the background: the pass that started it
+// ends at once. The run lasts until the command ends, its deadline passes, the Execution is deleted or the
+// agent stops, and then records its own outcome.
+func (r *ExecutionReconciler) launch(ex *v1.Execution, t runTarget) {
+	key := client.ObjectKeyFromObject(ex)
+	ctx, cancel := context.WithCancel(r.base)
+	r.Runs.start(key, execRun{uid: ex.UID, sandbox: t.sandboxUID, cancel: cancel})
+	log := ctrl.Log.WithName("execution").WithValues("execution", key, "sandbox", t.sandbox.Name)
+	go func() {
+		defer r.Runs.end(key)
+		defer cancel()
+		log.V(1).Info("Running the command")
+		res, err := r.Driver.Exec(ctx, t.container(), r.request(ex))
+		v := judge(ex, res, err, r.base.Err() != nil)
+		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer done()
+		if v.poison != "" {
+			if v.stop {
+				if err := r.Driver.StopContainer(rctx, t.container(), 0); err != nil {
+					log.Error(err, "Stopping the Sandbox's container after a lost run; the Sandbox reconciler retries")
+				}
+			}
+			if err := r.poisonSandbox(rctx, ex, t, v.poison, v.message); err != nil {
+				log.Error(err, "Marking the Sandbox TopologyPoisoned")
+			}
+		}
+		if err := r.record(rctx, ex, v, res); err != nil {
+			log.Error(err, "Recording the outcome")
+		}
+		log.V(1).Info("Finished", "reason", v.reason)
+	}()
+}
+
+// request is the driver's exec for the Execution: the command's output is capped at the lower of its
+// maxOutputBytes and the node's ceiling, and nothing it starts may outlive it.
+func (r *ExecutionReconciler) request(ex *v1.Execution) dd.ExecRequest {
+	spec := ex.Spec
+	req := dd.ExecRequest{
+		Command: spec.Command, WorkingDir: spec.WorkingDir, KillSurvivors: true,
+		Timeout:     time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second,
+		OutputLimit: min(int(spec.MaxOutputBytes), r.Options.MaxOutputBytes),
+	}
+	if spec.MaxOutputBytes == 0 {
+		req.OutputLimit = min(65536, r.Options.MaxOutputBytes)
+	}
+	if spec.TimeoutSeconds == 0 {
+		req.Timeout = time.Minute
+	}
+	for _, e := range spec.Env {
+		req.Env = append(req.Env, dd.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	if spec.Stdin != "" {
+		req.Stdin = []byte(spec.Stdin)
+	}
+	return req
+}
+
+// verdict is how a run ended, for the Execution and, when the agent killed (or could not vouch for) the
+// Sandbox's container, for the Sandbox too.
+type verdict struct {
+	phase    v1.ExecutionPhase
+	reason   string
+	message  string
+	exitCode *int32
+	poison   string // TopologyPoisoned reason for the Sandbox; "" leaves it alone
+	stop     bool   // the container may still run: stop it
+}
+
+// judge reads the driver's result. Nothing is ever retried: a command that may have run has run.
+func judge(ex *v1.Execution, res dd.ExecResult, err error, agentStopping bool) verdict {
+	failed := func(reason, format string, args ...any) verdict {
+		return verdict{phase: v1.ExecutionFailed, reason: reason, message: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case res.Reason == dd.ExecDeadlineExceeded:
+		v := failed(v1.ReasonDeadlineExceeded, "Execution %s ran past timeoutSeconds (%ds): the Sandbox's container was killed", ex.Name, ex.Spec.TimeoutSeconds)
+		v.poison = v1.ReasonDeadlineExceeded
+		return v
+	case res.Reason == dd.ExecCanceled:
+		why := "was deleted while its command ran"
+		if agentStopping {
+			why = "was running when its agent stopped"
+		}
+		v := failed(v1.ReasonCanceled, "Execution %s %s: the Sandbox's container was killed", ex.Name, why)
+		v.poison = v1.ReasonCanceled
+		return v
+	case dd.IsNotFound(err) || dd.IsConflict(err) || dd.IsUnavailable(err):
+		return failed(v1.ReasonSandboxNotReady, "the command did not run: %v", err)
+	case dd.IsInvalidSpec(err):
+		return failed(v1.ReasonError, "the command was refused: %v", err)
+	case err != nil:
+		v := failed(v1.ReasonLost, "Execution %s: the outcome is unknown (%v); the Sandbox's container is stopped", ex.Name, err)
+		v.poison, v.stop = v1.ReasonLost, true
+		return v
+	}
+	code := int32(res.ExitCode)
+	v := verdict{phase: v1.ExecutionSucceeded, reason: v1.ReasonCompleted, exitCode: &code,
+		message: fmt.Sprintf("the command exited with code %d", code)}
+	switch {
+	case res.StdoutCut > 0 || res.StderrCut > 0:
+		v.phase, v.reason = v1.ExecutionFailed, v1.ReasonOutputLimitExceeded
+		v.message += fmt.Sprintf("; output past the cap was cut (%d bytes of stdout, %d of stderr)", res.StdoutCut, res.StderrCut)
+	case code != 0:
+		v.phase, v.reason = v1.ExecutionFailed, v1.ReasonError
+	}
+	if res.Survivors > 0 {
+		v.message += fmt.Sprintf("; it left %d processes running, so the Sandbox's container was killed", res.Survivors)
+		v.poison = v1.ReasonLeftoverProcesses
+	}
+	return v
+}
+
+// record writes a run's outcome and output onto the Execution, unless it is gone (deleted, cancelled) or
+// replaced by another of the same name.
+func (r *ExecutionReconciler) record(ctx context.Context, launched *v1.Execution, v verdict, res dd.ExecResult) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		ex := &v1.Execution{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(launched), ex); err != nil || ex.UID != launched.UID {
+			return client.IgnoreNotFound(err)
+		}
+		before := ex.DeepCopy()
+		st := &ex.Status
+		st.ExitCode = v.exitCode
+		st.Stdout, st.StdoutTruncatedBytes, st.Stderr, st.StderrTruncatedBytes = keptOutput(res)
+		settle(ex, v.phase, v.reason, v.message)
+		err := r.Status().Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			r.announce(ex)
+		}
+		return client.IgnoreNotFound(err)
+	})
+}

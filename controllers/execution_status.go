@@ -1,0 +1,66 @@
+package controllers
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// Kubernetes Event reasons about Executions.
+const (
+	EventExecutionSucceeded = "ExecutionSucceeded" // the command exited 0 with all its output kept
+	EventExecutionFailed    = "ExecutionFailed"    // anything else: status.reason says what
+)
+
+// maxMessage bounds status.message (mirrors its MaxLength marker).
+const maxMessage = 1024
+
+// queued keeps the Execution waiting, saying for what.
+func queued(ex *v1.Execution, message string) {
+	ex.Status.Phase = v1.ExecutionQueued
+	setExecutionConditions(ex, v1.ReasonQueued, message)
+}
+
+// settle ends the Execution with a phase and a reason, and records when.
+func settle(ex *v1.Execution, phase v1.ExecutionPhase, reason, message string) {
+	now := metav1.NowMicro()
+	ex.Status.Phase, ex.Status.FinishTime = phase, &now
+	setExecutionConditions(ex, reason, message)
+}
+
+// announce records the Event of an Execution whose end was just written.
+func (r *ExecutionReconciler) announce(ex *v1.Execution) {
+	if ex.Status.Phase == v1.ExecutionSucceeded {
+		r.Recorder.Eventf(ex, nil, corev1.EventTypeNormal, EventExecutionSucceeded, "Run", "%s", ex.Status.Message)
+		return
+	}
+	r.Recorder.Eventf(ex, nil, corev1.EventTypeWarning, EventExecutionFailed, "Run", "%s: %s", ex.Status.Reason, ex.Status.Message)
+}
+
+// setExecutionConditions writes reason and message, and Ready, Reconciling and Stalled from the phase, so
+// that kstatus reads a queued or running Execution as InProgress, a succeeded one as Current and a failed
+// one as Failed.
+func setExecutionConditions(ex *v1.Execution, reason, message string) {
+	if len(message) > maxMessage {
+		message = strings.ToValidUTF8(message[:maxMessage-3], "") + "..."
+	}
+	st := &ex.Status
+	st.Reason, st.Message = reason, message
+	phase := st.Phase
+	set := func(typ string, on bool) {
+		status := metav1.ConditionFalse
+		if on {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: ex.Generation,
+		})
+	}
+	set(v1.ConditionReady, phase == v1.ExecutionSucceeded)
+	set(v1.ConditionReconciling, phase == v1.ExecutionQueued || phase == v1.ExecutionRunning)
+	set(v1.ConditionStalled, phase == v1.ExecutionFailed)
+}
