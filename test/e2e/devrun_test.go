@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// processesMentioning lists the pids whose command line contains s.
+func processesMentioning(s string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+var _ = Describe("make run's process (dockside-dev)", func() {
+	It("starts the control plane and the agent, and Ctrl-C leaves no process behind", func(ctx SpecContext) {
+		dir := GinkgoT().TempDir()
+		kubeconfig := filepath.Join(dir, "kubeconfig")
+		run := exec.Command(filepath.Join(binDir(), "dockside-dev"),
+			"-data-dir", filepath.Join(dir, "etcd"), "-kubeconfig", kubeconfig,
+			"-pid-file", filepath.Join(dir, "run.pids"), "-crds", filepath.Join("..", "..", "config", "crd", "bases"),
+			"--", filepath.Join(binDir(), "dockside-agent"), "--node-name="+node+"-dev", "--kubeconfig="+kubeconfig)
+		var out strings.Builder
+		run.Stdout, run.Stderr = &out, &out
+		Expect(run.Start()).To(Succeed())
+		exited := make(chan error, 1)
+		go func() { exited <- run.Wait() }()
+
+		Eventually(func() string { return out.String() }, 60*time.Second, 200*time.Millisecond).
+			Should(ContainSubstring("export KUBECONFIG=" + kubeconfig))
+		Eventually(func() error {
+			return exec.CommandContext(ctx, cp.KubectlPath, "--kubeconfig="+kubeconfig, "get", "crd", "sandboxes.dockside.dev").Run()
+		}, 30*time.Second, 500*time.Millisecond).Should(Succeed())
+		recorded, err := os.ReadFile(filepath.Join(dir, "run.pids"))
+		Expect(err).NotTo(HaveOccurred())
+		var pids []string
+		for _, line := range strings.Split(strings.TrimSpace(string(recorded)), "\n") {
+			pids = append(pids, strings.Fields(line)[0])
+		}
+		Expect(pids).To(HaveLen(3), "dockside-dev, etcd and kube-apiserver")
+		Eventually(func() []string { return processesMentioning("--node-name=" + node + "-dev") }, 30*time.Second).
+			ShouldNot(BeEmpty(), "the agent runs")
+
+		Expect(run.Process.Signal(syscall.SIGINT)).To(Succeed())
+		Eventually(exited, 60*time.Second).Should(Receive(BeNil()), out.String())
+		for _, pid := range pids {
+			Expect(filepath.Join("/proc", pid)).NotTo(BeADirectory(), "process %s was left behind:\n%s", pid, out.String())
+		}
+		Expect(processesMentioning(dir)).To(BeEmpty(), "processes left behind:\n%s", out.String())
+		Expect(processesMentioning("--node-name=" + node + "-dev")).To(BeEmpty(), "the agent was left behind")
+	})
+})
