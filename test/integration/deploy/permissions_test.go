@@ -49,5 +49,7 @@ func permissionSpecs() {
 		Entry("impersonate ServiceAccounts", "impersonate", "serviceaccounts", "-n", namespace),
 		Entry("delete CRDs", "delete", "customresourcedefinitions.apiextensions.k8s.io"),
 		Entry("create ServiceAccount tokens", "create", "serviceaccounts", "--subresource=token", "-n", namespace),
+		Entry("update Leases in kube-system (the control plane's own)", "update", "leases.coordination.k8s.io", "-n", "kube-system"),
+		Entry("update node heartbeats", "update", "leases.coordination.k8s.io", "-n", "kube-node-lease"),
 	)
 }
