@@ -20,18 +20,32 @@ import (
 
 // reconcileUnbound binds an unbound Sandbox to this node when there is room. The bind is guarded by the
 // resourceVersion, so of several agents racing for one Sandbox exactly one wins. Without room it says so in
-// status, in words every agent would use, so that agents never fight over the message.
+// status, in words every agent would use, so that agents never fight over the message. A Sandbox that
+// restores from a Checkpoint is bound only by the node that stores it (see restoreBinding).
 func (r *SandboxReconciler) reconcileUnbound(ctx context.Context, sbx *v1.Sandbox) (ctrl.Result, error) {
 	if !sbx.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	handled, err := r.bind(ctx, sbx)
-	if handled || err != nil {
+	mayBind, wait, err := r.restoreBinding(ctx, sbx)
+	switch {
+	case err != nil:
 		return ctrl.Result{}, err
+	case !mayBind && wait == nil:
+		return ctrl.Result{}, nil // another node stores its Checkpoint; that node's agent binds it
+	case mayBind:
+		handled, err := r.bind(ctx, sbx)
+		if handled || err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	snapshot := sbx.DeepCopy()
-	setCondition(sbx, v1.ConditionScheduled, false, v1.ReasonNoCapacity, "waiting for an agent with room")
-	applyOutcome(sbx, outcome{phase: v1.SandboxPending, reason: v1.ReasonUnscheduled, message: "no agent has bound the Sandbox yet"})
+	if wait != nil {
+		setCondition(sbx, v1.ConditionScheduled, false, wait.reason, wait.message)
+		applyOutcome(sbx, *wait)
+	} else {
+		setCondition(sbx, v1.ConditionScheduled, false, v1.ReasonNoCapacity, "waiting for an agent with room")
+		applyOutcome(sbx, outcome{phase: v1.SandboxPending, reason: v1.ReasonUnscheduled, message: "no agent has bound the Sandbox yet"})
+	}
 	if _, err := r.patchStatus(ctx, snapshot, sbx); err != nil {
 		return ctrl.Result{}, err
 	}

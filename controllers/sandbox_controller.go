@@ -19,6 +19,7 @@ import (
 
 	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/archive"
 )
 
 // staleRetry is how soon a pass whose status write met a newer object runs again; the watch event of that
@@ -48,6 +49,8 @@ type SandboxReconciler struct {
 	Driver    dd.Driver
 	Recorder  events.EventRecorder
 	Options   SandboxOptions
+	Archives  *archive.Store // the node's Checkpoint archives, for restoreFrom; nil: restores are refused
+	Freezes   *Freezes       // Sandboxes a capture holds frozen, whose lifecycle is left alone meanwhile
 
 	admission sync.Mutex   // one bind or admission at a time, so that concurrent passes never overfill the node
 	probes    probeTracker // consecutive readiness failures of ready services

@@ -12,6 +12,10 @@ import (
 // and files are kept). It freezes the primary first and thaws it last, so the untrusted code never runs
 // while a service it talks to is frozen.
 func (r *SandboxReconciler) ensureLifecycle(ctx context.Context, s *scope) (bool, error) {
+	if r.Freezes.Held(s.sbx.UID) {
+		s.after(staleRetry) // a capture froze the primary for a moment; look again once it has thawed it
+		return false, nil
+	}
 	order := s.topologyContainers() // services in start order, then the primary
 	pause := s.sbx.Spec.Lifecycle == v1.LifecyclePaused
 	if pause {

@@ -40,6 +40,7 @@ func (r *SandboxReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		For(&v1.Sandbox{}).
 		WatchesRawSource(source.Kind(w.Unbound, &v1.Sandbox{}, &handler.TypedEnqueueRequestForObject[*v1.Sandbox]{})).
 		Watches(&v1.SandboxService{}, handler.EnqueueRequestsFromMapFunc(r.sandboxesUsing)).
+		Watches(&v1.Checkpoint{}, handler.EnqueueRequestsFromMapFunc(r.sandboxesRestoringFrom)).
 		WatchesRawSource(source.Channel(w.Requeues, &handler.TypedEnqueueRequestForObject[*v1.Sandbox]{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: w.Workers,

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,9 +53,12 @@ func (r *SandboxReconciler) resolveSpec(ctx context.Context, s *scope) (bool, er
 }
 
 // topologyHash digests what a topology is built from, as "<spec>-<services>": the Sandbox's own fields that
-// roll it, then the identity and generation of each SandboxService it names. The halves are kept apart
-// because a settled topology (finished run, poisoned) rolls only for a change of the Sandbox's own spec.
-// What it covers must stay stable across agent versions: a change rolls every running topology on upgrade.
+// roll it, then the identity of each SandboxService it names. A SandboxService's generation is left out on
+// purpose: a change to a SandboxService must not disrupt the Sandboxes running it (they report
+// ServicesUpToDate=False and pick it up at their next roll), and its deletion, which bumps the generation,
+// must not roll them either. The halves are kept apart because a settled topology (finished run, poisoned)
+// rolls only for a change of the Sandbox's own spec. What it covers must stay stable across agent versions:
+// a change rolls every running topology on upgrade.
 func topologyHash(spec *v1.SandboxSpec, names []string, services []*v1.SandboxService) string {
 	own, _ := json.Marshal(struct {
 		Image, WorkingDir, CPU, Memory, Network, MountPath string
@@ -74,7 +76,7 @@ func topologyHash(spec *v1.SandboxSpec, names []string, services []*v1.SandboxSe
 			svcs = append(svcs, name+":missing")
 			continue
 		}
-		svcs = append(svcs, name+":"+string(services[i].UID)+":"+strconv.FormatInt(services[i].Generation, 10))
+		svcs = append(svcs, name+":"+string(services[i].UID))
 	}
 	return shortHash(own) + "-" + shortHash([]byte(strings.Join(svcs, ",")))
 }

@@ -36,7 +36,7 @@ func TestTopologyHash(t *testing.T) {
 		"network":                  {change: func(s *v1.SandboxSpec) { s.Network.Mode = v1.NetworkIsolated }},
 		"memory":                   {change: func(s *v1.SandboxSpec) { s.Resources.Memory = resource.MustParse("1Gi") }},
 		"mount path":               {change: func(s *v1.SandboxSpec) { s.Workspace.MountPath = "/work" }},
-		"service generation":       {change: func(*v1.SandboxSpec) {}, svcGen: 2, sameOwn: true},
+		"service generation":       {change: func(*v1.SandboxSpec) {}, svcGen: 2, same: true, sameOwn: true},
 	} {
 		spec := *base.DeepCopy()
 		tc.change(&spec)
@@ -49,6 +49,9 @@ func TestTopologyHash(t *testing.T) {
 		g.Expect(ownSpecPart(got) == ownSpecPart(h)).To(Equal(tc.sameOwn), name)
 	}
 	g.Expect(hash(base, nil)).NotTo(Equal(h), "a missing SandboxService changes the services half")
+	replaced := db.DeepCopy()
+	replaced.UID = "u2"
+	g.Expect(hash(base, replaced)).NotTo(Equal(h), "a SandboxService deleted and made again changes the services half")
 	g.Expect(len(h)).To(BeNumerically("<=", 64), "fits status.topologyHash")
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/controllers"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/archive"
 )
 
 // Defaults of the agent's options.
@@ -36,6 +38,7 @@ const (
 	DefaultCapacity       = 16
 	DefaultHolderImage    = "dockside.dev/holder:local"
 	DefaultLeaseNamespace = "kube-system"
+	DefaultCheckpointDir  = "/var/lib/dockside/checkpoints"
 )
 
 // Options configure one agent. Zero durations take the defaults noted.
@@ -65,6 +68,12 @@ type Options struct {
 	MinBackoff    time.Duration // first retry after an error; default 100ms
 	MaxBackoff    time.Duration // retries after errors back off up to this; default 1m
 	Workers       int           // Sandboxes converged at once; default 4
+
+	// CheckpointDir keeps the node's Checkpoint archives, in <CheckpointDir>/<Node>; "" turns Checkpoints
+	// and restores off on this agent.
+	CheckpointDir  string
+	CaptureTimeout time.Duration // bound on copying one workspace out (the Sandbox is frozen meanwhile); default 5m
+	ArchiveRecheck time.Duration // how often a Ready Checkpoint's archive is looked for on disk; default 1m
 }
 
 // dnsSubdomain is the rule for node names (as spec.nodeName's validation has it).
@@ -96,6 +105,8 @@ func (o *Options) defaults() error {
 	setDefault(&o.DockerTimeout, time.Minute)
 	setDefault(&o.MinBackoff, 100*time.Millisecond)
 	setDefault(&o.MaxBackoff, time.Minute)
+	setDefault(&o.CaptureTimeout, 5*time.Minute)
+	setDefault(&o.ArchiveRecheck, time.Minute)
 	return nil
 }
 
@@ -133,8 +144,16 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 
+	var store *archive.Store
+	if opts.CheckpointDir != "" {
+		if store, err = archive.Open(filepath.Join(opts.CheckpointDir, opts.Node)); err != nil {
+			return nil, err
+		}
+	}
+
 	driver := controllers.Instrument(opts.Driver, opts.DockerTimeout)
 	requeues := make(chan event.TypedGenericEvent[*v1.Sandbox], 1024)
+	freezes := &controllers.Freezes{}
 	r := &controllers.SandboxReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Driver: driver,
 		Recorder: mgr.GetEventRecorder("dockside-agent"),
@@ -142,11 +161,26 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			Node: opts.Node, Capacity: opts.Capacity, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 		},
+		Archives: store, Freezes: freezes,
 	}
 	if err := r.SetupWithManager(ctx, mgr, controllers.Watches{
 		Unbound: unbound, Requeues: requeues, Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,
 	}); err != nil {
 		return nil, err
+	}
+	services := &controllers.SandboxServiceReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), SpecRetry: opts.SpecRetry}
+	if err := services.SetupWithManager(mgr, unbound); err != nil {
+		return nil, err
+	}
+	if store != nil {
+		checkpoints := &controllers.CheckpointReconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Store: store,
+			Freezes: freezes, Requeues: requeues, Recorder: mgr.GetEventRecorder("dockside-agent"),
+			Options: controllers.CheckpointOptions{Node: opts.Node, CaptureTimeout: opts.CaptureTimeout, RecheckPeriod: opts.ArchiveRecheck},
+		}
+		if err := checkpoints.SetupWithManager(ctx, mgr, opts.Workers); err != nil {
+			return nil, err
+		}
 	}
 	sweeper := controllers.NewSweeper(r, opts.SweepPeriod, requeues)
 	if err := mgr.Add(sweeper); err != nil {

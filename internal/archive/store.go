@@ -204,7 +204,9 @@ func (s *Store) setAside(digest string) {
 	_ = os.Rename(s.blob(digest), s.blob(digest)+".corrupt")
 }
 
-func (s *Store) path(elem ...string) string { return filepath.Join(append([]string{s.dir}, elem...)...) }
+func (s *Store) path(elem ...string) string {
+	return filepath.Join(append([]string{s.dir}, elem...)...)
+}
 
 func (s *Store) blob(digest string) string { return s.path("sha256", hexOf(digest)) }
 

@@ -136,17 +136,19 @@ func newNamespace() string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctl-"}}
 	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
 	DeferCleanup(func(ctx context.Context) {
-		var list v1.SandboxList
-		Expect(k8s.List(ctx, &list, client.InNamespace(ns.Name))).To(Succeed())
-		for i := range list.Items {
-			sbx := &list.Items[i]
-			if len(sbx.Finalizers) > 0 {
-				patch := client.MergeFrom(sbx.DeepCopy())
-				sbx.Finalizers = nil
-				Expect(client.IgnoreNotFound(k8s.Patch(ctx, sbx, patch))).To(Succeed())
-			}
+		for _, list := range []client.ObjectList{&v1.SandboxList{}, &v1.SandboxServiceList{}, &v1.CheckpointList{}} {
+			Expect(k8s.List(ctx, list, client.InNamespace(ns.Name))).To(Succeed())
+			Expect(meta.EachListItem(list, func(o runtime.Object) error {
+				obj := o.(client.Object)
+				if len(obj.GetFinalizers()) == 0 {
+					return nil
+				}
+				patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+				obj.SetFinalizers(nil)
+				return client.IgnoreNotFound(k8s.Patch(ctx, obj, patch))
+			})).To(Succeed())
 		}
-		for _, obj := range []client.Object{&v1.Sandbox{}, &v1.SandboxService{}, &corev1.Secret{}} {
+		for _, obj := range []client.Object{&v1.Sandbox{}, &v1.SandboxService{}, &v1.Checkpoint{}, &corev1.Secret{}} {
 			Expect(k8s.DeleteAllOf(ctx, obj, client.InNamespace(ns.Name))).To(Succeed())
 		}
 		Expect(k8s.Delete(ctx, ns)).To(Succeed())

@@ -1,0 +1,119 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/archive"
+)
+
+// CheckpointOptions are the node and the agent's timing for Checkpoints.
+type CheckpointOptions struct {
+	Node           string        // this agent's node name
+	CaptureTimeout time.Duration // bound on one copy out of a workspace (the Sandbox is frozen meanwhile)
+	RecheckPeriod  time.Duration // how often a Ready Checkpoint's archive is looked for on disk
+}
+
+// CheckpointReconciler captures Checkpoints of the Sandboxes on its node into the node's archive store and
+// removes their archives when they are deleted. A Checkpoint belongs to the node that stores its archive
+// (status.nodeName); before it has one, to the node its Sandbox is bound to.
+type CheckpointReconciler struct {
+	client.Client
+	APIReader client.Reader // reads Sandboxes of any node, to tell a missing one from another node's
+	Driver    dd.Driver
+	Store     *archive.Store
+	Freezes   *Freezes                                    // shared with the Sandbox reconciler
+	Requeues  chan<- event.TypedGenericEvent[*v1.Sandbox] // a pass over a Sandbox once it is thawed
+	Recorder  events.EventRecorder
+	Options   CheckpointOptions
+}
+
+// +kubebuilder:rbac:groups=dockside.dev,resources=checkpoints,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=dockside.dev,resources=checkpoints/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=dockside.dev,resources=checkpoints/finalizers,verbs=update
+// +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes,verbs=get
+
+// Reconcile gets the Checkpoint, leaves it alone when another node stores it, and then either removes its
+// archive (deletion) or moves its capture on, writing its status once at the end.
+func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+	ckpt := &v1.Checkpoint{}
+	if err := r.Get(ctx, req.NamespacedName, ckpt); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if ckpt.Status.NodeName != "" && ckpt.Status.NodeName != r.Options.Node {
+		return ctrl.Result{}, nil
+	}
+	if !ckpt.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, ckpt)
+	}
+	if ckpt.Status.Phase == v1.CheckpointFailed {
+		return ctrl.Result{}, nil // for good
+	}
+	sbx, err := r.localSandbox(ctx, ckpt)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if sbx != nil {
+		if err := r.ensureFinalizer(ctx, ckpt); err != nil {
+			return requeueOnConflict(err)
+		}
+	}
+
+	snapshot := ckpt.DeepCopy()
+	defer func() {
+		if err := r.patchStatus(ctx, snapshot, ckpt); err != nil {
+			reterr = errors.Join(reterr, err)
+		}
+	}()
+	switch {
+	case ckpt.Status.Phase == v1.CheckpointReady:
+		return r.checkArchive(ckpt), nil
+	case sbx == nil:
+		return r.reportElsewhere(ctx, ckpt)
+	default:
+		return r.reconcileNormal(ctx, ckpt, sbx)
+	}
+}
+
+// patchStatus writes the status once, when it changed, guarded by the resourceVersion the pass started
+// from, so that a pass working from a stale read never overwrites a newer status (nor a claim by another
+// node). A conflict is not worth reporting: the newer object's watch event brings another pass.
+func (r *CheckpointReconciler) patchStatus(ctx context.Context, snapshot, ckpt *v1.Checkpoint) error {
+	if equality.Semantic.DeepEqual(snapshot.Status, ckpt.Status) {
+		return nil
+	}
+	err := r.Status().Patch(ctx, ckpt, client.MergeFromWithOptions(snapshot, client.MergeFromWithOptimisticLock{}))
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		ctrl.LoggerFrom(ctx).V(1).Info("Checkpoint status was written from a stale read; dropped")
+		return nil
+	}
+	return err
+}
+
+// checkArchive turns a Ready Checkpoint Failed when its archive is gone or damaged on disk (a cheap look:
+// presence and size; a restore verifies every byte and sets a corrupt archive aside, which this then sees).
+func (r *CheckpointReconciler) checkArchive(ckpt *v1.Checkpoint) ctrl.Result {
+	err := r.Store.Check(archive.Archive{Digest: ckpt.Status.Digest, Size: ckpt.Status.SizeBytes})
+	switch {
+	case errors.Is(err, archive.ErrMissing):
+		r.fail(ckpt, v1.ReasonArchiveMissing, "the archive %s is missing from node %s; delete this Checkpoint and capture again", ckpt.Status.Digest, r.Options.Node)
+		return ctrl.Result{}
+	case errors.Is(err, archive.ErrCorrupt):
+		r.fail(ckpt, v1.ReasonArchiveCorrupt, "the archive on node %s no longer matches its digest %s; delete this Checkpoint and capture again", r.Options.Node, ckpt.Status.Digest)
+		return ctrl.Result{}
+	case err != nil:
+		ctrl.Log.WithName("checkpoint").Error(err, "Looking at a stored archive", "checkpoint", client.ObjectKeyFromObject(ckpt))
+	}
+	ckpt.Status.ObservedGeneration = ckpt.Generation
+	return ctrl.Result{RequeueAfter: r.Options.RecheckPeriod}
+}
