@@ -21,7 +21,7 @@ func main() {
 		fs := flag.NewFlagSet("stop", flag.ExitOnError)
 		pidFile := fs.String("pid-file", ".local/run.pids", "processes recorded by the run to stop")
 		_ = fs.Parse(os.Args[2:])
-		if err := stopRecorded(*pidFile, 15*time.Second); err != nil {
+		if err := stopRecorded(*pidFile, 30*time.Second); err != nil {
 			fail(err)
 		}
 		return
@@ -45,7 +45,7 @@ func main() {
 
 func run(opts controlplane.Options, pidFile string, agent []string) error {
 	// A run that was killed outright may have left its control plane behind; end it before starting anew.
-	if err := stopRecorded(pidFile, 15*time.Second); err != nil {
+	if err := stopRecorded(pidFile, 30*time.Second); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -45,13 +45,15 @@ func stopRecorded(pidFile string, grace time.Duration) error {
 			alive = append(alive, pid)
 		}
 	}
+	if len(alive) > 0 && alive[0] == recordedRun(data) {
+		// The run stops its agent before the control plane, so the agent can still hand its Lease back.
+		_ = syscall.Kill(alive[0], syscall.SIGTERM)
+		waitExit(alive[:1], grace)
+	}
 	for _, pid := range alive {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) && anyAlive(alive) {
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitExit(alive, grace)
 	for _, pid := range alive {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -60,6 +62,21 @@ func stopRecorded(pidFile string, grace time.Duration) error {
 		return err
 	}
 	return nil
+}
+
+// recordedRun is the first pid in the file: the run that wrote it.
+func recordedRun(data []byte) int {
+	var pid int
+	_, _ = fmt.Sscan(string(data), &pid)
+	return pid
+}
+
+// waitExit waits until none of the processes runs, or the grace period is over.
+func waitExit(pids []int, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) && anyAlive(pids) {
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // anyAlive tells whether any of the processes still runs; a zombie has exited and only waits to be reaped.
