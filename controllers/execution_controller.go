@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -39,8 +40,9 @@ type ExecutionReconciler struct {
 	Runs      *ExecutionRuns
 	Options   ExecutionOptions
 
-	base     context.Context // commands run until the agent stops (set by SetupWithManager)
-	arrivals sync.Map        // Execution UID -> metav1.MicroTime the watch delivered it, until stamped
+	base     context.Context         // commands run until the agent stops (set by SetupWithManager)
+	ended    chan event.GenericEvent // Executions whose run has ended
+	arrivals sync.Map                // Execution UID -> metav1.MicroTime the watch delivered it, until stamped
 }
 
 // +kubebuilder:rbac:groups=dockside.dev,resources=executions,verbs=get;list;watch;patch;delete

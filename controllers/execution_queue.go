@@ -19,7 +19,7 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *v1.Execut
 	st := &ex.Status
 	st.NodeName = r.Options.Node
 	if st.QueueTime == nil {
-		st.QueueTime = r.arrival(ex.UID)
+		st.QueueTime = r.arrival(ex)
 	}
 	if sbx == nil {
 		settle(ex, v1.ExecutionFailed, v1.ReasonSandboxNotReady, fmt.Sprintf("Sandbox %s no longer exists", ex.Spec.SandboxName))
@@ -103,7 +103,7 @@ func (r *ExecutionReconciler) ahead(ctx context.Context, ex *v1.Execution, sbx *
 			continue
 		case other.Status.Phase == v1.ExecutionRunning:
 			return other.Name, nil
-		case queuedBefore(other, first):
+		case queuedBefore(other, first, r.seen):
 			first = other
 		}
 	}
@@ -114,13 +114,13 @@ func (r *ExecutionReconciler) ahead(ctx context.Context, ex *v1.Execution, sbx *
 }
 
 // queuedBefore orders a Sandbox's queue by creation: creationTimestamp first (whole seconds), then the time
-// the agent saw each Execution arrive (the watch delivers creations in order), then the name. One the agent
-// has not seen yet comes after those it has within the same second.
-func queuedBefore(a, b *v1.Execution) bool {
+// the agent saw each Execution arrive (the watch delivers creations in order), then the name. One whose
+// arrival the agent does not know comes after those it does within the same second.
+func queuedBefore(a, b *v1.Execution, seen func(*v1.Execution) *metav1.MicroTime) bool {
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
-	switch qa, qb := a.Status.QueueTime, b.Status.QueueTime; {
+	switch qa, qb := seen(a), seen(b); {
 	case qa != nil && qb != nil && !qa.Equal(qb):
 		return qa.Before(qb)
 	case (qa == nil) != (qb == nil):
@@ -129,11 +129,22 @@ func queuedBefore(a, b *v1.Execution) bool {
 	return a.Name < b.Name
 }
 
-// arrival is when the watch delivered the Execution to this agent, or now if it did not note it.
-func (r *ExecutionReconciler) arrival(uid types.UID) *metav1.MicroTime {
-	if t, ok := r.arrivals.Load(uid); ok {
+// seen is when the agent saw the Execution arrive: its stamp, or the arrival noted before it was stamped.
+func (r *ExecutionReconciler) seen(ex *v1.Execution) *metav1.MicroTime {
+	if ex.Status.QueueTime != nil {
+		return ex.Status.QueueTime
+	}
+	if t, ok := r.arrivals.Load(ex.UID); ok {
 		at := t.(metav1.MicroTime)
 		return &at
+	}
+	return nil
+}
+
+// arrival is when the watch delivered the Execution to this agent, or now if it did not note it.
+func (r *ExecutionReconciler) arrival(ex *v1.Execution) *metav1.MicroTime {
+	if at := r.seen(ex); at != nil {
+		return at
 	}
 	now := metav1.NowMicro()
 	return &now

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -38,6 +39,7 @@ func (r *ExecutionReconciler) launch(ex *v1.Execution, t runTarget) {
 	r.Runs.start(key, execRun{uid: ex.UID, sandbox: t.sandboxUID, cancel: cancel})
 	log := ctrl.Log.WithName("execution").WithValues("execution", key, "sandbox", t.sandbox.Name)
 	go func() {
+		defer r.notifyEnded(ex) // after end: the passes it brings see the Sandbox free
 		defer r.Runs.end(key)
 		defer cancel()
 		log.V(1).Info("Running the command")
@@ -60,6 +62,15 @@ func (r *ExecutionReconciler) launch(ex *v1.Execution, t runTarget) {
 		}
 		log.V(1).Info("Finished", "reason", v.reason)
 	}()
+}
+
+// notifyEnded brings a pass for an Execution whose run has ended, which moves its Sandbox's queue along:
+// passes that ran while the run was still recording its outcome left both alone.
+func (r *ExecutionReconciler) notifyEnded(ex *v1.Execution) {
+	select {
+	case r.ended <- event.GenericEvent{Object: ex}:
+	case <-r.base.Done(): // the agent stops; its successor looks at everything anyway
+	}
 }
 
 // request is the driver's exec for the Execution: the command's output is capped at the lower of its

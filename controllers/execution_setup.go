@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
@@ -29,7 +30,7 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // on when one ends or goes) and this node's Sandboxes (whose queues move when they turn Ready or go). Commands
 // run under ctx; when the manager stops, it waits for the runs to record their outcome.
 func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, w ExecutionWatches) error {
-	r.base = ctx
+	r.base, r.ended = ctx, make(chan event.GenericEvent, 64)
 	err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Execution{}, v1.FieldExecutionSandboxName, func(o client.Object) []string {
 		return []string{o.(*v1.Execution).Spec.SandboxName}
 	})
@@ -47,6 +48,7 @@ func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		Named("execution").
 		Watches(&v1.Execution{}, r.executionEvents()).
 		Watches(&v1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.queueOf)).
+		WatchesRawSource(source.Channel(r.ended, r.executionEvents())).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: w.Workers,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](w.MinBackoff, w.MaxBackoff),
@@ -55,7 +57,7 @@ func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 }
 
 // executionEvents enqueues each Execution that changes, notes when new ones arrive (their creation order),
-// and moves the queue of a Sandbox along when one of its Executions changes phase or goes.
+// and moves the queue of a Sandbox along when one of its Executions changes phase, goes, or ends its run.
 func (r *ExecutionReconciler) executionEvents() handler.Funcs {
 	enqueue := func(q queue, o client.Object) {
 		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
@@ -80,7 +82,11 @@ func (r *ExecutionReconciler) executionEvents() handler.Funcs {
 				r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
 			}
 		},
-		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { enqueue(q, e.Object) },
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) { // a run ended
+			ex := e.Object.(*v1.Execution)
+			enqueue(q, ex)
+			r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
+		},
 	}
 }
 

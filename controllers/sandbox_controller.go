@@ -51,6 +51,7 @@ type SandboxReconciler struct {
 	Options   SandboxOptions
 	Archives  *archive.Store // the node's Checkpoint archives, for restoreFrom; nil: restores are refused
 	Freezes   *Freezes       // Sandboxes a capture holds frozen, whose lifecycle is left alone meanwhile
+	Execs     *ExecutionRuns // commands running in Sandboxes, whose outcome says why a primary stopped
 
 	admission sync.Mutex   // one bind or admission at a time, so that concurrent passes never overfill the node
 	probes    probeTracker // consecutive readiness failures of ready services

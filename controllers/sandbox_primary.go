@@ -73,6 +73,13 @@ func (r *SandboxReconciler) primaryEnded(ctx context.Context, s *scope, c dd.Con
 	if s.isRun() {
 		return r.finishRun(ctx, s, c)
 	}
+	if r.Execs != nil && r.Execs.Running(s.sbx.UID) {
+		// The run of an Execution killed it (deadline, cancel) or will find it gone; it poisons the topology
+		// with the reason why, which this Sandbox's next pass reads back.
+		s.waiting(v1.SandboxRunning, v1.ReasonRunning, "the primary container stopped while an Execution ran; waiting for its outcome")
+		s.after(staleRetry)
+		return true, nil
+	}
 	if at, ok := deadline(s, c); ok && !c.FinishedAt.Before(at) {
 		s.sbx.Status.FinishTime = &metav1.Time{Time: c.FinishedAt}
 		s.stalled(v1.SandboxFailed, v1.ReasonDeadlineExceeded, sessionDeadlineMessage)

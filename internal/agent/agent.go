@@ -39,6 +39,11 @@ const (
 	DefaultHolderImage    = "dockside.dev/holder:local"
 	DefaultLeaseNamespace = "kube-system"
 	DefaultCheckpointDir  = "/var/lib/dockside/checkpoints"
+	// DefaultTopologyPool holds 4096 topology subnets (/28) and stays clear of Docker's default pools
+	// (172.17-31.x, 192.168.x), home networks (192.168.x), Kubernetes' usual service and pod ranges
+	// (10.0.0.0/16, 10.96.0.0/12, 10.244.0.0/16, k3s' 10.42-43.x, weave's 10.32.0.0/12) and Google Cloud's
+	// automatic subnets (10.128.0.0/9).
+	DefaultTopologyPool = "10.120.0.0/16"
 )
 
 // Options configure one agent. Zero durations take the defaults noted.
@@ -69,11 +74,20 @@ type Options struct {
 	MaxBackoff    time.Duration // retries after errors back off up to this; default 1m
 	Workers       int           // Sandboxes converged at once; default 4
 
+	// MaxExecOutputBytes is the node-wide ceiling of an Execution's maxOutputBytes, per stream; default
+	// (and most) 262144.
+	MaxExecOutputBytes int
+
 	// CheckpointDir keeps the node's Checkpoint archives, in <CheckpointDir>/<Node>; "" turns Checkpoints
 	// and restores off on this agent.
 	CheckpointDir  string
 	CaptureTimeout time.Duration // bound on copying one workspace out (the Sandbox is frozen meanwhile); default 5m
 	ArchiveRecheck time.Duration // how often a Ready Checkpoint's archive is looked for on disk; default 1m
+
+	// TopologyPool is the IPv4 range from which the networks of Sandboxes with services get their /28
+	// subnets; default DefaultTopologyPool. Agents sharing one Docker daemon are best given disjoint pools
+	// (they find each other's subnets only when Docker refuses an overlap).
+	TopologyPool string
 }
 
 // dnsSubdomain is the rule for node names (as spec.nodeName's validation has it).
@@ -105,8 +119,12 @@ func (o *Options) defaults() error {
 	setDefault(&o.DockerTimeout, time.Minute)
 	setDefault(&o.MinBackoff, 100*time.Millisecond)
 	setDefault(&o.MaxBackoff, time.Minute)
+	if o.MaxExecOutputBytes <= 0 || o.MaxExecOutputBytes > controllers.DefaultMaxExecOutputBytes {
+		o.MaxExecOutputBytes = controllers.DefaultMaxExecOutputBytes
+	}
 	setDefault(&o.CaptureTimeout, 5*time.Minute)
 	setDefault(&o.ArchiveRecheck, time.Minute)
+	setDefault(&o.TopologyPool, DefaultTopologyPool)
 	return nil
 }
 
@@ -144,6 +162,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 
+	topologySubnets, err := controllers.NewTopologySubnets(opts.TopologyPool)
+	if err != nil {
+		return nil, err
+	}
 	var store *archive.Store
 	if opts.CheckpointDir != "" {
 		if store, err = archive.Open(filepath.Join(opts.CheckpointDir, opts.Node)); err != nil {
@@ -154,6 +176,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	driver := controllers.Instrument(opts.Driver, opts.DockerTimeout)
 	requeues := make(chan event.TypedGenericEvent[*v1.Sandbox], 1024)
 	freezes := &controllers.Freezes{}
+	execs := controllers.NewExecutionRuns()
 	r := &controllers.SandboxReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Driver: driver,
 		Recorder: mgr.GetEventRecorder("dockside-agent"),
@@ -161,10 +184,21 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			Node: opts.Node, Capacity: opts.Capacity, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 		},
-		Archives: store, Freezes: freezes,
+		Subnets:  topologySubnets,
+		Archives: store, Freezes: freezes, Execs: execs,
 	}
 	if err := r.SetupWithManager(ctx, mgr, controllers.Watches{
 		Unbound: unbound, Requeues: requeues, Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,
+	}); err != nil {
+		return nil, err
+	}
+	executions := &controllers.ExecutionReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: execs,
+		Recorder: mgr.GetEventRecorder("dockside-agent"),
+		Options:  controllers.ExecutionOptions{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
+	}
+	if err := executions.SetupWithManager(ctx, mgr, controllers.ExecutionWatches{
+		Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,
 	}); err != nil {
 		return nil, err
 	}
@@ -224,6 +258,8 @@ func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
 		// API server filters); unbound ones come through a second cache (see New).
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&v1.Sandbox{}: {Field: fields.OneTermEqualSelector(v1.FieldSandboxNodeName, opts.Node)},
+			// Executions carry no node: each agent sees them all, and keeps none of their output.
+			&v1.Execution{}: {Transform: stripExecutionOutput},
 		}},
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
@@ -244,4 +280,13 @@ func durationOrNil(d time.Duration) *time.Duration {
 		return nil
 	}
 	return &d
+}
+
+// stripExecutionOutput drops an Execution's stdout and stderr before it enters the cache: the agent never
+// reads them back, and every agent caches every Execution.
+func stripExecutionOutput(obj any) (any, error) {
+	if ex, ok := obj.(*v1.Execution); ok {
+		ex.Status.Stdout, ex.Status.Stderr = "", ""
+	}
+	return obj, nil
 }
