@@ -63,5 +63,6 @@ func (r *ExecutionReconciler) endLost(ctx context.Context, ex *v1.Execution) err
 		return err
 	}
 	settle(ex, v1.ExecutionFailed, v1.ReasonLost, msg)
+	ex.Status.SandboxKilled = true
 	return nil
 }

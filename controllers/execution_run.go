@@ -162,7 +162,7 @@ func (r *ExecutionReconciler) record(ctx context.Context, launched *v1.Execution
 		}
 		before := ex.DeepCopy()
 		st := &ex.Status
-		st.ExitCode = v.exitCode
+		st.ExitCode, st.SandboxKilled = v.exitCode, v.poison != ""
 		st.Stdout, st.StdoutTruncatedBytes, st.Stderr, st.StderrTruncatedBytes = keptOutput(res)
 		settle(ex, v.phase, v.reason, v.message)
 		err := r.Status().Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))

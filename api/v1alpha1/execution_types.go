@@ -153,6 +153,12 @@ type ExecutionStatus struct {
 	// +optional
 	StderrTruncatedBytes int64 `json:"stderrTruncatedBytes,omitempty"`
 
+	// sandboxKilled says that the agent killed the Sandbox's container for this Execution: at its deadline,
+	// on its cancel, for processes its command left running, or because its outcome was lost. The Sandbox is
+	// then TopologyPoisoned with the same reason; its workspace is kept.
+	// +optional
+	SandboxKilled bool `json:"sandboxKilled,omitempty"`
+
 	// nodeName is the node whose agent took the Execution.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional

@@ -54,6 +54,7 @@ var _ = Describe("An Execution", func() {
 		Expect(cur.Status.Stdout).To(Equal("stdin=print(6*7)\n env=[GREETING=<redacted>] wd=/workspace/src"))
 		Expect(cur.Status.Stderr).To(Equal("a warning\n"))
 		Expect(cur.Status.StdoutTruncatedBytes + cur.Status.StderrTruncatedBytes).To(BeZero())
+		Expect(cur.Status.SandboxKilled).To(BeFalse())
 		Expect(cur.Status.NodeName).To(Equal(a.node))
 		Expect(cur.Status.TopologyGeneration).To(BeEquivalentTo(1))
 		Expect(cur.Status.StartTime).NotTo(BeNil())
@@ -116,6 +117,7 @@ var _ = Describe("An Execution", func() {
 		cur := getExec(ex)
 		Expect(cur.Status.FinishTime.Sub(cur.Status.StartTime.Time)).To(BeNumerically("<", 2*time.Second))
 		Expect(cur.Status.ExitCode).To(BeNil())
+		Expect(cur.Status.SandboxKilled).To(BeTrue())
 		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionStalled)).To(BeTrue())
 		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateExited))
 		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("False/DeadlineExceeded"))
@@ -169,6 +171,7 @@ var _ = Describe("An Execution", func() {
 
 		Eventually(execState(ex)).Should(Equal("Succeeded/Completed"))
 		Expect(getExec(ex).Status.Message).To(ContainSubstring("left 1 processes running"))
+		Expect(getExec(ex).Status.SandboxKilled).To(BeTrue())
 		Expect(getExec(ex).Status.Stdout).To(Equal("started"))
 		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/LeftoverProcesses"))
 		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateExited))

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/pkg/execution"
+)
+
+// Exit codes when the command gave none, in the spirit of timeout(1) and docker run.
+const (
+	exitDeadline  = 124 // the command ran past its deadline
+	exitNoCommand = 125 // it did not exit on its own for another reason, or the plugin failed
+	exitInterrupt = 130 // the user interrupted the plugin, which cancelled the command
+	maxStdin      = 64 << 10
+)
+
+type execOptions struct {
+	kubeconfig, context, namespace string
+	stdin, keep                    bool
+	timeout                        time.Duration
+	maxOutput                      int
+	env                            envFlag
+	workdir                        string
+}
+
+func execFlags(o *execOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("kubectl dockside exec", flag.ContinueOnError)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path of the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&o.context, "context", "", "kubeconfig context to use")
+	fs.StringVar(&o.namespace, "namespace", "", "namespace of the Sandbox (default: the context's)")
+	fs.StringVar(&o.namespace, "n", "", "shorthand for --namespace")
+	fs.BoolVar(&o.stdin, "stdin", false, "send the plugin's standard input (at most 64 KiB) to the command")
+	fs.BoolVar(&o.stdin, "i", false, "shorthand for --stdin")
+	fs.DurationVar(&o.timeout, "timeout", time.Minute, "deadline of the command, in whole seconds; past it the Sandbox's container is killed")
+	fs.IntVar(&o.maxOutput, "max-output-bytes", 0, "bytes kept of each of stdout and stderr (default 65536; the node may lower it)")
+	fs.Var(&o.env, "env", "NAME=VALUE to add to the command's environment (repeatable)")
+	fs.Var(&o.env, "e", "shorthand for --env")
+	fs.StringVar(&o.workdir, "workdir", "", "absolute directory the command starts in")
+	fs.StringVar(&o.workdir, "w", "", "shorthand for --workdir")
+	fs.BoolVar(&o.keep, "keep", false, "keep the Execution (until its ttlSecondsAfterFinished) instead of deleting it")
+	return fs
+}
+
+func runExec(args []string) int {
+	o := &execOptions{env: envFlag{}}
+	fs := execFlags(o)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return fail(2, "%v\n\n%s", err, usage)
+	}
+	sandbox, command, err := splitCommand(fs.Args())
+	if err != nil {
+		return fail(2, "%v\n\n%s", err, usage)
+	}
+	req := execution.Request{
+		Sandbox: sandbox, Command: command, Env: o.env, WorkingDir: o.workdir, Timeout: o.timeout,
+		MaxOutputBytes: int32(o.maxOutput), Keep: o.keep,
+	}
+	if o.stdin {
+		if req.Stdin, err = readStdin(); err != nil {
+			return fail(exitNoCommand, "%v", err)
+		}
+	}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
+		&clientcmd.ConfigOverrides{CurrentContext: o.context, Context: clientcmdapi.Context{Namespace: o.namespace}})
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return fail(exitNoCommand, "%v", err)
+	}
+	if req.Namespace, _, err = loader.Namespace(); err != nil {
+		return fail(exitNoCommand, "%v", err)
+	}
+	c, err := execution.New(cfg)
+	if err != nil {
+		return fail(exitNoCommand, "%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := c.Run(ctx, req)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fail(exitInterrupt, "interrupted: the Execution was deleted, which stops the command")
+	case err != nil:
+		return fail(exitNoCommand, "%v", err)
+	}
+	return report(res)
+}
+
+// report prints the command's output, then what the plugin knows beyond it, and says which exit code to use.
+func report(res *execution.Result) int {
+	fmt.Fprint(os.Stdout, res.Stdout)
+	fmt.Fprint(os.Stderr, res.Stderr)
+	if res.StdoutTruncatedBytes > 0 || res.StderrTruncatedBytes > 0 {
+		warn("output past --max-output-bytes was cut: %d bytes of stdout, %d of stderr", res.StdoutTruncatedBytes, res.StderrTruncatedBytes)
+	}
+	switch {
+	case res.ExitCode == nil && res.Reason == v1.ReasonDeadlineExceeded:
+		return fail(exitDeadline, "%s", res.Message)
+	case res.ExitCode == nil:
+		return fail(exitNoCommand, "%s: %s", res.Reason, res.Message)
+	case res.SandboxKilled:
+		warn("%s", res.Message) // processes left running: the Sandbox's container was killed
+	}
+	return int(*res.ExitCode)
+}
+
+// splitCommand reads SANDBOX -- COMMAND [ARG...] (the "--" may be left out when COMMAND starts with no dash).
+func splitCommand(args []string) (string, []string, error) {
+	if len(args) == 0 {
+		return "", nil, errors.New("a Sandbox name is required")
+	}
+	sandbox, command := args[0], args[1:]
+	if len(command) > 0 && command[0] == "--" {
+		command = command[1:]
+	}
+	if len(command) == 0 {
+		return "", nil, errors.New("a command is required after the Sandbox name and --")
+	}
+	return sandbox, command, nil
+}
+
+func readStdin() (string, error) {
+	data, err := io.ReadAll(io.LimitReader(os.Stdin, maxStdin+1))
+	if err != nil {
+		return "", fmt.Errorf("reading standard input: %w", err)
+	}
+	if len(data) > maxStdin {
+		return "", fmt.Errorf("standard input is larger than %d bytes, the most an Execution takes", maxStdin)
+	}
+	return string(data), nil
+}
+
+// envFlag collects NAME=VALUE flags.
+type envFlag map[string]string
+
+func (e envFlag) String() string { return "" }
+
+func (e envFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("--env wants NAME=VALUE, not %q", v)
+	}
+	e[name] = value
+	return nil
+}
+
+func warn(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "kubectl-dockside: "+format+"\n", args...)
+}
+
+func fail(code int, format string, args ...any) int {
+	warn(format, args...)
+	return code
+}

@@ -1,0 +1,216 @@
+// Package execution runs commands in Dockside session Sandboxes through the Kubernetes API server: it creates
+// an Execution, waits for the node's agent to run it, and returns its exit code and output. Every run is
+// subject to RBAC and the audit log, and needs no network path to the agent. Agent frameworks use it like
+// this:
+//
+//	c, err := execution.New(ctrl.GetConfigOrDie())
+//	res, err := c.Run(ctx, execution.Request{
+//		Namespace: "default", Sandbox: "shell",
+//		Command: []string{"python3", "-"}, Stdin: "print(6 * 7)\n",
+//	})
+//	fmt.Print(res.Stdout) // 42
+//
+// Nothing is ever retried: a command that may have run has run. Cancelling ctx while the command runs
+// deletes its Execution, which kills the Sandbox's container (and marks the Sandbox TopologyPoisoned).
+package execution
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// cleanupTimeout bounds deleting an Execution after its caller gave up on it.
+const cleanupTimeout = 10 * time.Second
+
+// Client runs Executions.
+type Client struct {
+	kube client.WithWatch
+}
+
+// New returns a Client for the API server of cfg.
+func New(cfg *rest.Config) (*Client, error) {
+	scheme := runtime.NewScheme()
+	if err := v1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	kube, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{kube: kube}, nil
+}
+
+// Request is one command to run. Zero values take the Execution's defaults.
+type Request struct {
+	Namespace  string
+	Sandbox    string   // a session Sandbox (one without a command) in Namespace
+	Command    []string // argv, run without a shell
+	Stdin      string   // written to the command's standard input, at most 64 KiB
+	Env        map[string]string
+	WorkingDir string
+	// Timeout is the host-enforced deadline, in whole seconds (default 60s). When it passes, the agent kills
+	// the Sandbox's container and the Sandbox is marked TopologyPoisoned.
+	Timeout time.Duration
+	// MaxOutputBytes caps the bytes kept of each of stdout and stderr (default 64 KiB; the node may lower it).
+	MaxOutputBytes int32
+	// Keep leaves the Execution in the API (until its ttlSecondsAfterFinished) instead of deleting it once
+	// its result is read.
+	Keep bool
+}
+
+// Result is how an Execution ended.
+type Result struct {
+	Name     string // of the Execution
+	Phase    v1.ExecutionPhase
+	Reason   string // Completed, Error, DeadlineExceeded, OutputLimitExceeded, Canceled, SandboxNotReady, Lost
+	Message  string
+	ExitCode *int32 // set when the command exited on its own
+	Stdout   string
+	Stderr   string
+	// StdoutTruncatedBytes and StderrTruncatedBytes count the bytes cut past MaxOutputBytes.
+	StdoutTruncatedBytes int64
+	StderrTruncatedBytes int64
+	// SandboxKilled: the agent killed the Sandbox's container for this command (deadline, cancel, processes
+	// left running, lost outcome); the Sandbox is TopologyPoisoned and runs nothing more.
+	SandboxKilled bool
+	Duration      time.Duration // from the command's start to the Execution's end
+}
+
+// Run creates an Execution for req, waits until it ends, deletes it (unless req.Keep) and returns its result.
+// A command that exits non-zero is a Result, not an error; errors are for the API (the Sandbox does not
+// exist, the Execution is refused or could not be read) and for ctx ending, which cancels the command.
+func (c *Client) Run(ctx context.Context, req Request) (*Result, error) {
+	ex, err := c.create(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	done, err := c.wait(ctx, ex)
+	if err != nil {
+		if ctx.Err() != nil {
+			c.delete(ex) // cancels the command if it runs, or keeps it from running
+		}
+		return nil, err
+	}
+	if !req.Keep {
+		c.delete(done)
+	}
+	return result(done), nil
+}
+
+// create makes the Execution, owned by its Sandbox so that a cluster's garbage collector takes it along.
+func (c *Client) create(ctx context.Context, req Request) (*v1.Execution, error) {
+	sbx := &v1.Sandbox{}
+	if err := c.kube.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Sandbox}, sbx); err != nil {
+		return nil, fmt.Errorf("reading Sandbox %s/%s: %w", req.Namespace, req.Sandbox, err)
+	}
+	ex := &v1.Execution{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: req.Namespace, GenerateName: req.Sandbox + "-",
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1.GroupVersion.String(), Kind: "Sandbox", Name: sbx.Name, UID: sbx.UID, Controller: ptr.To(true),
+			}},
+		},
+		Spec: v1.ExecutionSpec{
+			SandboxName: req.Sandbox, Command: req.Command, Stdin: req.Stdin, WorkingDir: req.WorkingDir,
+			TimeoutSeconds: int32((req.Timeout + time.Second - 1) / time.Second), MaxOutputBytes: req.MaxOutputBytes,
+		},
+	}
+	for _, name := range slices.Sorted(maps.Keys(req.Env)) {
+		ex.Spec.Env = append(ex.Spec.Env, v1.ExecutionEnvVar{Name: name, Value: req.Env[name]})
+	}
+	if err := c.kube.Create(ctx, ex); err != nil {
+		return nil, fmt.Errorf("creating an Execution in Sandbox %s/%s: %w", req.Namespace, req.Sandbox, err)
+	}
+	return ex, nil
+}
+
+// wait watches the Execution until it has ended, and returns it as it ended.
+func (c *Client) wait(ctx context.Context, ex *v1.Execution) (*v1.Execution, error) {
+	for {
+		cur := &v1.Execution{}
+		if err := c.kube.Get(ctx, client.ObjectKeyFromObject(ex), cur); err != nil {
+			return nil, fmt.Errorf("reading Execution %s: %w", ex.Name, err)
+		}
+		if cur.UID != ex.UID {
+			return nil, fmt.Errorf("execution %s was deleted before it ended", ex.Name)
+		}
+		if finished(cur) {
+			return cur, nil
+		}
+		if done, err := c.watch(ctx, cur); done != nil || err != nil {
+			return done, err
+		}
+		// The watch closed (the API server ends them now and then): read the Execution again.
+	}
+}
+
+// watch follows the Execution from the version given; it returns nil, nil when the watch closes first.
+func (c *Client) watch(ctx context.Context, from *v1.Execution) (*v1.Execution, error) {
+	w, err := c.kube.Watch(ctx, &v1.ExecutionList{}, &client.ListOptions{
+		Namespace:     from.Namespace,
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", from.Name),
+		Raw:           &metav1.ListOptions{ResourceVersion: from.ResourceVersion},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watching Execution %s: %w", from.Name, err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return nil, nil
+			}
+			ex, isExecution := e.Object.(*v1.Execution)
+			switch {
+			case e.Type == watch.Deleted && isExecution && ex.UID == from.UID:
+				return nil, fmt.Errorf("execution %s was deleted before it ended", from.Name)
+			case e.Type == watch.Error:
+				return nil, nil // an expired version, for one: start over from a fresh read
+			case isExecution && ex.UID == from.UID && finished(ex):
+				return ex, nil
+			}
+		}
+	}
+}
+
+// delete removes the Execution, whatever ctx the caller had left.
+func (c *Client) delete(ex *v1.Execution) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	uid := ex.UID
+	_ = client.IgnoreNotFound(c.kube.Delete(ctx, ex, client.Preconditions{UID: &uid}))
+}
+
+func finished(ex *v1.Execution) bool {
+	return ex.Status.Phase == v1.ExecutionSucceeded || ex.Status.Phase == v1.ExecutionFailed
+}
+
+func result(ex *v1.Execution) *Result {
+	st := ex.Status
+	res := &Result{
+		Name: ex.Name, Phase: st.Phase, Reason: st.Reason, Message: st.Message, ExitCode: st.ExitCode,
+		Stdout: st.Stdout, Stderr: st.Stderr,
+		StdoutTruncatedBytes: st.StdoutTruncatedBytes, StderrTruncatedBytes: st.StderrTruncatedBytes,
+		SandboxKilled: st.SandboxKilled,
+	}
+	if st.StartTime != nil && st.FinishTime != nil {
+		res.Duration = st.FinishTime.Sub(st.StartTime.Time)
+	}
+	return res
+}
