@@ -37,7 +37,7 @@ var _ = Describe("kubectl experience", func() {
 			}
 		}
 		Expect(shortNames).To(Equal(map[string][]string{
-			"sandboxes": {"sbx"}, "sandboxservices": {"sbxsvc"}, "checkpoints": {"ckpt"},
+			"sandboxes": {"sbx"}, "sandboxservices": {"sbxsvc"}, "checkpoints": {"ckpt"}, "executions": {"exec"},
 		}))
 	})
 
