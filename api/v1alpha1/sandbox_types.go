@@ -13,22 +13,39 @@ const MaxServices = 8
 const MaxOutputTailBytes = 8192
 
 // SandboxSpec is what the user wants: one primary container, its services and the limits around them.
-// Changing image, command, args, env, workingDir, resources, network or services rolls the topology to a new
-// generation that keeps the workspace; changing lifecycle pauses or resumes; workspace and restoreFrom are
-// fixed at creation and nodeName once set.
+// Changing image, command, args, env, workingDir, resources, scratch, network or services rolls the topology to
+// a new generation that keeps the workspace; changing lifecycle pauses or resumes; workspace and restoreFrom
+// are fixed at creation and nodeName once set. imagePullPolicy, imagePullSecret and startupDeadlineSeconds
+// apply from the next start on.
 // +kubebuilder:validation:XValidation:rule="!has(self.args) || has(self.command)",message="args needs a command: a Sandbox with a command is a run, one without is a session that keeps the image's own entrypoint"
 // +kubebuilder:validation:XValidation:rule="!has(self.ttlSecondsAfterFinished) || has(self.command)",message="ttlSecondsAfterFinished applies only to runs, that is Sandboxes with a command"
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom) && (!has(self.restoreFrom) || self.restoreFrom == oldSelf.restoreFrom)",message="restoreFrom is set when the Sandbox is created and cannot be added, changed or removed later"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || (has(self.nodeName) && self.nodeName == oldSelf.nodeName)",message="nodeName cannot be changed or removed once set; delete the Sandbox and create it again to move it"
+// +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.workspace) || !has(self.workspace.mountPath) || self.scratch.all(m, m.mountPath != self.workspace.mountPath && m.mountPath + '/' != self.workspace.mountPath)",message="a scratch mountPath must differ from the workspace mountPath"
 type SandboxSpec struct {
 	// image of the primary container, as a reference like registry.example/team/tool:1.2 or
-	// name@sha256:<digest>. Pinning a digest is recommended; the agent may be told to require it.
-	// The image is never pulled by the agent unless its node allows it.
+	// name@sha256:<digest>. Pinning a digest is recommended (a pinned image is checked against its digest
+	// after a pull); the agent may be told to require it (reason ImageNotPinned). An image that declares a
+	// VOLUME runs only when the workspace or a scratch mount covers each one (reason ImageDeclaresVolumes).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-zA-Z0-9][a-zA-Z0-9.-]*(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$')",message="image must be a reference like registry.example/name:tag or name@sha256:<64 hex digits>, with a lowercase name"
 	// +required
 	Image string `json:"image"`
+
+	// imagePullPolicy says when the agent pulls image: IfNotPresent (the default) only when the node does
+	// not hold it, Always before each topology start (following a tag that moved), Never not at all (a
+	// missing image fails at once with ImageNotPresent). Pulls run in the background, one per image however
+	// many Sandboxes wait for it, and count against startupDeadlineSeconds.
+	// +kubebuilder:default=IfNotPresent
+	// +optional
+	ImagePullPolicy PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// imagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the same namespace; its
+	// credentials for the image's registry are used to pull it. Without it, or without an entry for that
+	// registry, pulls are anonymous.
+	// +optional
+	ImagePullSecret *LocalObjectReference `json:"imagePullSecret,omitempty"`
 
 	// command replaces the image's entrypoint. A Sandbox with a command is a run: it ends Succeeded or Failed
 	// with an exit code and an output tail in status. Without a command it is a session that stays up until
@@ -72,6 +89,15 @@ type SandboxSpec struct {
 	// +optional
 	Workspace Workspace `json:"workspace,omitzero"`
 
+	// scratch are memory-backed directories of the primary container, each with a size limit, empty at each
+	// start (files that must last belong in the workspace). They cover the VOLUMEs an image declares, which
+	// are refused otherwise. At most 8.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=mountPath
+	// +optional
+	Scratch []ScratchMount `json:"scratch,omitempty"`
+
 	// network says what the Sandbox may reach. The default, None, reaches nothing outside its own topology.
 	// +kubebuilder:default={}
 	// +optional
@@ -99,6 +125,17 @@ type SandboxSpec struct {
 	// +kubebuilder:validation:Maximum=604800
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// startupDeadlineSeconds bounds each start of the topology: pulling images, making the workspace and
+	// network, restoring, starting the services and passing their readiness, and starting the primary. When
+	// it passes first, the Sandbox fails with a reason naming the phase that was slow (ImagePullTimeout,
+	// NetworkTimeout, ServiceNotReady, StartTimeout, ...) and what the start built is removed; the workspace
+	// is kept. Between 1 and 3600.
+	// +kubebuilder:default=120
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	StartupDeadlineSeconds int32 `json:"startupDeadlineSeconds,omitempty"`
 
 	// ttlSecondsAfterFinished deletes a finished run this many seconds after it ended. Runs only.
 	// +kubebuilder:validation:Minimum=0
@@ -255,6 +292,11 @@ type SandboxStatus struct {
 	// +listMapKey=name
 	// +optional
 	Services []ServiceInstanceStatus `json:"services,omitempty"`
+
+	// startup is when the start of the current topology generation began, which startupDeadlineSeconds
+	// bounds.
+	// +optional
+	Startup *StartupStatus `json:"startup,omitempty"`
 
 	// startTime is when the primary container started.
 	// +optional

@@ -17,6 +17,26 @@ type SandboxServiceSpec struct {
 	// +required
 	Image string `json:"image"`
 
+	// imagePullPolicy says when the agent pulls image: IfNotPresent (the default), Always or Never, as on a
+	// Sandbox.
+	// +kubebuilder:default=IfNotPresent
+	// +optional
+	ImagePullPolicy PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// imagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the same namespace whose
+	// credentials for the image's registry are used to pull it.
+	// +optional
+	ImagePullSecret *LocalObjectReference `json:"imagePullSecret,omitempty"`
+
+	// scratch are memory-backed directories of the service container, each with a size limit, empty at each
+	// start. They cover the VOLUMEs an image declares (a database's data directory, say), which are refused
+	// otherwise. At most 8.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=mountPath
+	// +optional
+	Scratch []ScratchMount `json:"scratch,omitempty"`
+
 	// command replaces the image's entrypoint.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
