@@ -53,6 +53,9 @@ type SandboxReconciler struct {
 	Freezes   *Freezes       // Sandboxes a capture holds frozen, whose lifecycle is left alone meanwhile
 	Execs     *ExecutionRuns // commands running in Sandboxes, whose outcome says why a primary stopped
 
+	// Subnets gives topology networks their subnets; nil lets Docker's default pools choose.
+	Subnets *TopologySubnets
+
 	admission sync.Mutex   // one bind or admission at a time, so that concurrent passes never overfill the node
 	probes    probeTracker // consecutive readiness failures of ready services
 }

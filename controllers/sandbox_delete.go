@@ -45,8 +45,9 @@ func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *v1.Sandbox
 
 // removeOwned removes everything of one Sandbox (found by its UID label) that Docker holds for this node,
 // in the order DESIGN.md gives: primaries, services in reverse start order, networks, the workspace holder,
-// volumes. It then lists again, so that only Docker's own word that nothing is left ends it. The sweeper
-// uses it for orphans, whose spec (and so service order) is gone: services is nil then.
+// volumes. It then lists again, so that only Docker's own word that nothing is left ends it and frees the
+// Sandbox's topology subnet. The sweeper uses it for orphans, whose spec (and so service order) is gone:
+// services is nil then.
 func (r *SandboxReconciler) removeOwned(ctx context.Context, uid types.UID, services []string) error {
 	match := map[string]string{v1.LabelUID: string(uid)}
 	containers, err := r.Driver.ListContainers(ctx, match)
@@ -90,7 +91,11 @@ func (r *SandboxReconciler) removeOwned(ctx context.Context, uid types.UID, serv
 			return err
 		}
 	}
-	return r.confirmGone(ctx, match)
+	if err := r.confirmGone(ctx, match); err != nil {
+		return err
+	}
+	r.releaseSubnet(string(uid))
+	return nil
 }
 
 // confirmGone lists once more what removeOwned removed.

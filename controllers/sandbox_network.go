@@ -8,27 +8,40 @@ import (
 )
 
 // ensureNetwork gives a topology with services a bridge of its own (internal when the policy denies egress;
-// traffic between its own containers is the point of it, so it stays on). Without services none is made:
-// the primary gets no network (None) or joins the node's shared bridge, on which containers cannot reach
-// each other (Isolated, Unrestricted), so that address space goes only to topologies that need it.
+// traffic between its own containers is the point of it, so it stays on), on a subnet from the node's pool.
+// Without services none is made: the primary gets no network (None) or joins the node's shared bridge, on
+// which containers cannot reach each other (Isolated, Unrestricted), so that address space goes only to
+// topologies that need it.
 func (r *SandboxReconciler) ensureNetwork(ctx context.Context, s *scope) (bool, error) {
-	mode := s.sbx.Spec.Network.Mode
 	switch {
 	case usesSharedNetwork(s.sbx):
 		s.attachment = dd.NetworkAttachment{Name: dd.NodeNetworkName(r.Options.Node)}
-		return false, nil
 	case len(s.sbx.Spec.Services) == 0:
 		s.attachment = dd.NetworkAttachment{}
-		return false, nil
+	default:
+		return r.ensureOwnNetwork(ctx, s)
 	}
+	// No network of its own (those of older topologies are gone by this step): a subnet held since a
+	// topology with services is freed.
+	r.releaseSubnet(string(s.sbx.UID))
+	return false, nil
+}
+
+// ensureOwnNetwork makes the topology's own bridge if it is not there yet.
+func (r *SandboxReconciler) ensureOwnNetwork(ctx context.Context, s *scope) (bool, error) {
+	mode := s.sbx.Spec.Network.Mode
 	name := s.networkName()
 	n, ok := s.networks[name]
 	if !ok {
+		spec := dd.NetworkSpec{Name: name, Owner: s.owner(s.gen()), Internal: mode == v1.NetworkNone || mode == "", ICC: true}
+		if stop, err := r.topologySubnet(ctx, s, &spec); stop || err != nil {
+			return stop, err
+		}
 		var err error
-		n, err = r.Driver.EnsureNetwork(ctx, dd.NetworkSpec{
-			Name: name, Owner: s.owner(s.gen()), Internal: mode == v1.NetworkNone || mode == "", ICC: true,
-		})
-		if err != nil {
+		if n, err = r.Driver.EnsureNetwork(ctx, spec); err != nil {
+			if r.subnetTakenElsewhere(ctx, s, spec, err) {
+				return true, nil
+			}
 			return s.fail(v1.ReasonNetworkFailed, "creating the topology network", err)
 		}
 		s.networks[name] = n

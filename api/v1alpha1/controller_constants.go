@@ -10,4 +10,5 @@ const (
 	ReasonHealthy             = "Healthy"             // TopologyPoisoned=False
 	ReasonSecretNotFound      = "SecretNotFound"      // an env valueFrom names a missing Secret or key
 	ReasonRestoreNotSupported = "RestoreNotSupported" // restoreFrom is set but this agent cannot restore yet
+	ReasonNoFreeSubnet        = "NoFreeSubnet"        // every subnet of the node's topology pool is held; waits for one
 )

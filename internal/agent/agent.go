@@ -39,6 +39,11 @@ const (
 	DefaultHolderImage    = "dockside.dev/holder:local"
 	DefaultLeaseNamespace = "kube-system"
 	DefaultCheckpointDir  = "/var/lib/dockside/checkpoints"
+	// DefaultTopologyPool holds 4096 topology subnets (/28) and stays clear of Docker's default pools
+	// (172.17-31.x, 192.168.x), home networks (192.168.x), Kubernetes' usual service and pod ranges
+	// (10.0.0.0/16, 10.96.0.0/12, 10.244.0.0/16, k3s' 10.42-43.x, weave's 10.32.0.0/12) and Google Cloud's
+	// automatic subnets (10.128.0.0/9).
+	DefaultTopologyPool = "10.120.0.0/16"
 )
 
 // Options configure one agent. Zero durations take the defaults noted.
@@ -78,6 +83,11 @@ type Options struct {
 	CheckpointDir  string
 	CaptureTimeout time.Duration // bound on copying one workspace out (the Sandbox is frozen meanwhile); default 5m
 	ArchiveRecheck time.Duration // how often a Ready Checkpoint's archive is looked for on disk; default 1m
+
+	// TopologyPool is the IPv4 range from which the networks of Sandboxes with services get their /28
+	// subnets; default DefaultTopologyPool. Agents sharing one Docker daemon are best given disjoint pools
+	// (they find each other's subnets only when Docker refuses an overlap).
+	TopologyPool string
 }
 
 // dnsSubdomain is the rule for node names (as spec.nodeName's validation has it).
@@ -114,6 +124,7 @@ func (o *Options) defaults() error {
 	}
 	setDefault(&o.CaptureTimeout, 5*time.Minute)
 	setDefault(&o.ArchiveRecheck, time.Minute)
+	setDefault(&o.TopologyPool, DefaultTopologyPool)
 	return nil
 }
 
@@ -151,6 +162,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 
+	topologySubnets, err := controllers.NewTopologySubnets(opts.TopologyPool)
+	if err != nil {
+		return nil, err
+	}
 	var store *archive.Store
 	if opts.CheckpointDir != "" {
 		if store, err = archive.Open(filepath.Join(opts.CheckpointDir, opts.Node)); err != nil {
@@ -169,6 +184,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			Node: opts.Node, Capacity: opts.Capacity, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 		},
+		Subnets:  topologySubnets,
 		Archives: store, Freezes: freezes, Execs: execs,
 	}
 	if err := r.SetupWithManager(ctx, mgr, controllers.Watches{
