@@ -10,7 +10,7 @@ import (
 
 // Instrument wraps a driver the way the agent uses it: each call is measured (latency, and errors by phase
 // and kind) and bounded by timeout, so that a daemon that stops answering holds up one pass, not a worker
-// for ever. Exec and Stop get their own duration on top; copies and the event stream are not bounded,
+// for ever. Exec and Stop get their own duration on top; copies, pulls and the event stream are not bounded,
 // as they last as long as their data does.
 func Instrument(d dd.Driver, timeout time.Duration) dd.Driver {
 	return &instrumented{next: d, timeout: timeout}
@@ -55,6 +55,13 @@ func (d *instrumented) Ping(ctx context.Context) (dd.Version, error) {
 func (d *instrumented) InspectImage(ctx context.Context, ref string) (dd.ImageInfo, error) {
 	return measure(d, ctx, "InspectImage", dd.PhaseImage, 0, func(ctx context.Context) (dd.ImageInfo, error) {
 		return d.next.InspectImage(ctx, ref)
+	})
+}
+
+func (d *instrumented) PullImage(ctx context.Context, ref string, auth *dd.RegistryAuth, progress func(dd.PullProgress)) (dd.PullResult, error) {
+	unbounded := &instrumented{next: d.next} // bounded by the pulls' waiters instead (see ImagePuller)
+	return measure(unbounded, ctx, "PullImage", dd.PhaseImage, 0, func(ctx context.Context) (dd.PullResult, error) {
+		return d.next.PullImage(ctx, ref, auth, progress)
 	})
 }
 

@@ -29,6 +29,10 @@ type Driver interface {
 
 	// InspectImage reports whether an image is present locally and what it declares. Absent is not an error.
 	InspectImage(ctx context.Context, ref string) (ImageInfo, error)
+	// PullImage has the daemon pull ref with auth (nil: anonymously), calling progress (which may be nil) as
+	// the pull goes. It blocks until the pull ends or ctx does: pulls are the one call that lasts as long as
+	// the registry takes, so callers bound ctx themselves.
+	PullImage(ctx context.Context, ref string, auth *RegistryAuth, progress func(PullProgress)) (PullResult, error)
 
 	EnsureNetwork(ctx context.Context, spec NetworkSpec) (NetworkInfo, error)
 	ObserveNetwork(ctx context.Context, name string) (NetworkInfo, error)

@@ -17,6 +17,7 @@ type Driver struct {
 
 	mu          sync.Mutex
 	images      map[string]dd.ImageInfo
+	registry    map[string]RegistryImage // what pulls can fetch, by reference
 	networks    map[string]*network
 	volumes     map[string]*volume
 	containers  map[string]*container // by name
@@ -35,6 +36,7 @@ func New(node string) *Driver {
 	return &Driver{
 		node:        node,
 		images:      map[string]dd.ImageInfo{},
+		registry:    map[string]RegistryImage{},
 		networks:    map[string]*network{},
 		volumes:     map[string]*volume{},
 		containers:  map[string]*container{},

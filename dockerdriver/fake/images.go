@@ -1,0 +1,60 @@
+package fake
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// RegistryImage is an image that a pull through the fake can fetch.
+type RegistryImage struct {
+	Info   dd.ImageInfo     // what the node holds once it is pulled
+	Digest string           // the digest the pull reports; "" reports the reference's own pin, if any
+	Delay  time.Duration    // how long the pull takes, in four progress steps; ctx ending first cuts it short
+	Auth   *dd.RegistryAuth // the credentials the registry insists on; nil lets anyone pull
+}
+
+// pullSteps is how many progress reports (layers) a fake pull makes.
+const pullSteps = 4
+
+// AddRegistryImage makes ref pullable. Pulls of references never added fail as NotFound, like a registry
+// without the image; FailNext and HangNext on OpPullImage inject other failures.
+func (f *Driver) AddRegistryImage(ref string, img RegistryImage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.registry[ref] = img
+}
+
+// PullImage fetches ref from the fake registry: after its delay the image is present, as the real daemon
+// leaves it. Failures carry the real driver's words.
+func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAuth, progress func(dd.PullProgress)) (dd.PullResult, error) {
+	return call(f, ctx, OpPullImage, ref, func() (dd.PullResult, error) {
+		f.mu.Lock()
+		img, ok := f.registry[ref]
+		f.mu.Unlock()
+		switch {
+		case !ok:
+			return dd.PullResult{}, dd.NewError(dd.KindNotFound, dd.PhaseImage, ref, "the registry has no such image, or it needs credentials")
+		case img.Auth != nil && (auth == nil || *auth != *img.Auth):
+			return dd.PullResult{}, dd.NewError(dd.KindConflict, dd.PhaseImage, ref, "the registry refused the credentials")
+		}
+		for i := 1; i <= pullSteps; i++ {
+			select {
+			case <-ctx.Done():
+				return dd.PullResult{}, dd.NewError(dd.KindUncertain, dd.PhaseImage, ref, "the pull did not finish before its deadline")
+			case <-time.After(img.Delay / pullSteps):
+			}
+			if progress != nil {
+				progress(dd.PullProgress{Layers: pullSteps, LayersDone: i, BytesDone: int64(i) << 20, BytesTotal: pullSteps << 20})
+			}
+		}
+		f.AddImage(ref, img.Info)
+		digest := img.Digest
+		if _, pin, ok := strings.Cut(ref, "@"); ok && digest == "" {
+			digest = pin
+		}
+		return dd.PullResult{Digest: digest}, nil
+	})
+}
