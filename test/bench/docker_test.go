@@ -40,12 +40,30 @@ func baselineLabels(node string) []string {
 // runArgs is `docker run -d` of a container as locked down as a Sandbox's primary with default resources
 // (cpu 1, memory 512Mi without swap, 256 pids), on network, with extra arguments before the image.
 func runArgs(node, network string, extra ...string) []string {
+	return append(hardened(node, network, "512m", "1", "256"), extra...)
+}
+
+// hardened is `docker run -d` with the hardening and log limits the driver gives every container, and
+// the given limits.
+func hardened(node, network, memory, cpus, pids string) []string {
 	args := []string{"run", "-d", "-i", "--network", network,
 		"--cap-drop", "ALL", "--security-opt", "no-new-privileges:true", "--ipc", "private",
-		"--memory", "512m", "--memory-swap", "512m", "--cpus", "1", "--pids-limit", "256",
+		"--memory", memory, "--memory-swap", memory, "--cpus", cpus, "--pids-limit", pids,
 		"--no-healthcheck", "--restart", "no", "--log-opt", "max-size=10m", "--log-opt", "max-file=1"}
-	args = append(args, baselineLabels(node)...)
-	return append(args, extra...)
+	return append(args, baselineLabels(node)...)
+}
+
+// tmpfsVolume creates a volume like a Sandbox's workspace: local, tmpfs-backed, 512Mi.
+func tmpfsVolume(node, name string) error {
+	args := append([]string{"volume", "create", "--driver", "local",
+		"--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o=size=512m"}, baselineLabels(node)...)
+	_, err := docker(append(args, name)...)
+	return err
+}
+
+// workspaceMount mounts volume at /workspace without copying the image's files into it, as the driver does.
+func workspaceMount(volume string) []string {
+	return []string{"--mount", "type=volume,src=" + volume + ",dst=/workspace,volume-nocopy"}
 }
 
 // dockerRun starts a container and waits until Docker reports it running, as a script would.

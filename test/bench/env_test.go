@@ -114,11 +114,13 @@ func session(ns, name string) *v1.Sandbox {
 
 // applyAndWait creates sbx and waits for it to be Ready; it returns how long that took.
 func (e *env) applyAndWait(ctx context.Context, sbx *v1.Sandbox) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
 	start := time.Now()
 	if err := e.k8s.Create(ctx, sbx); err != nil {
 		return 0, err
 	}
-	at, err := e.sandboxes.waitReady(ctx, client.ObjectKeyFromObject(sbx), 3*time.Minute)
+	at, err := e.sandboxes.waitReady(ctx, client.ObjectKeyFromObject(sbx))
 	if err != nil {
 		return 0, fmt.Errorf("%w\n%s", err, e.agent.logTail())
 	}

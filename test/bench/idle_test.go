@@ -74,7 +74,7 @@ func BenchmarkIdle(b *testing.B) {
 	perSandbox := func(v float64) *float64 { return num(v / idleSandboxes / minutes) }
 	calls := diff(after.dockerCalls, before.dockerCalls)
 	record(b, group{
-		Title:    fmt.Sprintf("At rest, %d idle session Sandboxes, over %s", idleSandboxes, idleWindow),
+		Key: "idle", Title: fmt.Sprintf("At rest, %d idle session Sandboxes, over %s", idleSandboxes, idleWindow),
 		Baseline: fmt.Sprintf("%d plain containers (docker run -d): nothing watches them", idleSandboxes),
 		Figures: []figure{
 			{Name: fmt.Sprintf("%d at once, all Ready", idleSandboxes), Unit: "s", Dockside: seconds(dWall), Baseline: seconds(bWall)},

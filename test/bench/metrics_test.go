@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -90,7 +91,7 @@ func apiServerMetrics(ctx context.Context, cfg *rest.Config) (metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	return scrape(ctx, hc, cfg.Host+"/metrics")
+	return scrape(ctx, hc, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
 }
 
 // writes counts the API server's write requests (create, update, patch, delete, apply), optionally of one

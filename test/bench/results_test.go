@@ -15,6 +15,7 @@ import (
 
 // group is one benchmark's figures, each with its baseline measured in the same run.
 type group struct {
+	Key      string   `json:"key"`      // short name, prefixing the figures' `go test -bench` units
 	Title    string   `json:"title"`    // what was measured, e.g. "Cold start, 20 sequential"
 	Baseline string   `json:"baseline"` // what the baseline column is, e.g. "docker run -d + inspect"
 	Figures  []figure `json:"figures"`
@@ -59,14 +60,14 @@ func record(b *testing.B, g group) {
 	results.Unlock()
 	for _, f := range g.Figures {
 		if f.Dockside != nil {
-			b.ReportMetric(*f.Dockside, metricUnit(f))
+			b.ReportMetric(*f.Dockside, metricUnit(g.Key, f))
 		}
 	}
 }
 
 // metricUnit turns a figure into a `go test -bench` unit, which may hold no spaces.
-func metricUnit(f figure) string {
-	return strings.NewReplacer(" ", "-", "/", "-", ",", "").Replace(f.Name + "_" + f.Unit)
+func metricUnit(key string, f figure) string {
+	return strings.NewReplacer(" ", "-", "/", "-", ",", "", "(", "", ")", "").Replace(key + ":" + f.Name + "_" + f.Unit)
 }
 
 // percentile is the nearest-rank percentile p (0-100) of samples.
@@ -93,8 +94,11 @@ func writeTable(w io.Writer, groups []group) {
 		}
 		for _, f := range g.Figures {
 			dockside := value(f.Dockside, f.Unit)
-			if f.Note != "" {
-				dockside = strings.TrimSpace(dockside + " (" + f.Note + ")")
+			switch {
+			case f.Dockside == nil:
+				dockside = f.Note
+			case f.Note != "":
+				dockside += " (" + f.Note + ")"
 			}
 			ratio := ""
 			if r := f.Ratio(); r != nil {

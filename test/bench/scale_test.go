@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,9 @@ import (
 
 const (
 	scaleSandboxes = 1000
+	// scaleLimit bounds the wait for all of them to be Ready, so that `make bench` stays bounded whatever
+	// the agent does; the figures then say how many made it.
+	scaleLimit = 5 * time.Minute
 	// scaleCreators is how many clients create the Sandboxes at once, as a burst of GitOps or API traffic.
 	scaleCreators = 32
 )
@@ -63,19 +67,30 @@ func BenchmarkScaleFake(b *testing.B) {
 		b.Fatal(err)
 	}
 	createdIn := time.Since(start)
+	waiting, cancel := context.WithDeadline(ctx, start.Add(scaleLimit))
+	defer cancel()
+	for i := range applied {
+		_, err := e.sandboxes.waitReady(waiting, types.NamespacedName{Namespace: ns, Name: scaleName(i)})
+		if errors.Is(err, context.DeadlineExceeded) {
+			break
+		} else if err != nil {
+			b.Fatal(err, "\n", e.agent.logTail())
+		}
+	}
 	var latencies []time.Duration
 	var last time.Time
 	for i, at := range applied {
-		ready, err := e.sandboxes.waitReady(ctx, types.NamespacedName{Namespace: ns, Name: scaleName(i)}, 10*time.Minute)
-		if err != nil {
-			b.Fatal(err, "\n", e.agent.logTail())
-		}
-		latencies = append(latencies, ready.Sub(at))
-		if ready.After(last) {
-			last = ready
+		if ready, ok := e.sandboxes.readyAt(types.NamespacedName{Namespace: ns, Name: scaleName(i)}); ok {
+			latencies = append(latencies, ready.Sub(at))
+			if ready.After(last) {
+				last = ready
+			}
 		}
 	}
-	allReady := last.Sub(start)
+	allReady := figure{Name: "all Ready", Unit: "s", Dockside: seconds(last.Sub(start))}
+	if len(latencies) < scaleSandboxes {
+		allReady = notMeasured(allReady.Name, allReady.Unit, fmt.Sprintf("%d of %d Ready after %s", len(latencies), scaleSandboxes, scaleLimit))
+	}
 	stopSampling()
 	peakHeap := <-heapPeak
 	_, peakRSS, err := e.agent.memory()
@@ -94,13 +109,13 @@ func BenchmarkScaleFake(b *testing.B) {
 
 	per := func(v float64) *float64 { return num(v / scaleSandboxes) }
 	record(b, group{
-		Title:    fmt.Sprintf("Scale on the fake driver, %d session Sandboxes created at once by %d clients", scaleSandboxes, scaleCreators),
+		Key: "scale", Title: fmt.Sprintf("Scale on the fake driver, %d session Sandboxes created at once by %d clients", scaleSandboxes, scaleCreators),
 		Baseline: "the same agent before the Sandboxes (memory); plain Docker has no agent",
 		Figures: []figure{
 			{Name: "all created (API server accepted)", Unit: "s", Dockside: seconds(createdIn)},
-			{Name: "all Ready", Unit: "s", Dockside: seconds(allReady)},
-			{Name: "apply → Ready p50", Unit: "s", Dockside: seconds(percentile(latencies, 50))},
-			{Name: "apply → Ready p95", Unit: "s", Dockside: seconds(percentile(latencies, 95))},
+			allReady,
+			{Name: "apply → Ready p50 (of those Ready)", Unit: "s", Dockside: seconds(percentile(latencies, 50))},
+			{Name: "apply → Ready p95 (of those Ready)", Unit: "s", Dockside: seconds(percentile(latencies, 95))},
 			{Name: "agent peak RSS (VmHWM)", Unit: "MiB", Dockside: num(peakRSS / mib), Baseline: num(rss0 / mib), Goal: "< 100 MiB"},
 			{Name: "agent peak Go heap in use (sampled every 250ms)", Unit: "MiB", Dockside: num(peakHeap / mib), Baseline: num(heap0 / mib)},
 			{Name: "agent memory per Sandbox (peak RSS growth / Sandboxes)", Unit: "KiB", Dockside: num((peakRSS - rss0) / scaleSandboxes / 1024)},

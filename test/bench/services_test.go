@@ -64,7 +64,7 @@ func BenchmarkServiceStart(b *testing.B) {
 	}
 	cleanUp(b, e, ns)
 	record(b, group{
-		Title:    fmt.Sprintf("Start behind one service with a readiness command, %d one at a time", serviceStarts),
+		Key: "service", Title: fmt.Sprintf("Start behind one service with a readiness command, %d one at a time", serviceStarts),
 		Baseline: "docker network create, docker run the service, docker exec its readiness until it passes, docker run the primary",
 		Figures:  startupFigures(dockside, baseline, ""),
 	})

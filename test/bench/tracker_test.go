@@ -83,20 +83,32 @@ func (t *tracker) observe(obj any, at time.Time) {
 	}
 }
 
-// waitReady returns when key was first seen Ready, or an error when it stalled or timeout passed.
-func (t *tracker) waitReady(ctx context.Context, key types.NamespacedName, timeout time.Duration) (time.Time, error) {
+// waitReady returns when key was first seen Ready, or an error when it stalled or ctx ended first.
+func (t *tracker) waitReady(ctx context.Context, key types.NamespacedName) (time.Time, error) {
 	t.mu.Lock()
 	p := t.entry(key)
 	t.mu.Unlock()
 	select {
 	case <-p.done:
-	case <-time.After(timeout):
-		return time.Time{}, fmt.Errorf("Sandbox %s not Ready after %s", key, timeout)
 	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
+		select {
+		case <-p.done: // it got there at the same moment
+		default:
+			return time.Time{}, fmt.Errorf("Sandbox %s not Ready: %w", key, ctx.Err())
+		}
 	}
 	if p.stalled != "" {
 		return time.Time{}, fmt.Errorf("Sandbox %s stalled: %s", key, p.stalled)
 	}
 	return p.readyAt, nil
+}
+
+// readyAt is when key was first seen Ready, if it was.
+func (t *tracker) readyAt(key types.NamespacedName) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.seen[key]; ok && !p.readyAt.IsZero() {
+		return p.readyAt, true
+	}
+	return time.Time{}, false
 }
