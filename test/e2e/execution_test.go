@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("Execution on real Docker, through the kubectl plugin", func() {
+	It("runs Python fed on stdin and returns its output and exit code", func() {
+		ns := newNamespace("exec-py")
+		session(ns, "py", "dockside.dev/python:local")
+
+		out := plugin("print(6 * 7)\n", "-n", ns, "-i", "py", "--", "python3", "-")
+		Expect(out.code).To(Equal(0), out.stderr)
+		Expect(out.stdout).To(Equal("42\n"))
+
+		out = plugin("", "-n", ns, "py", "--", "python3", "-c", "import sys; print('oops', file=sys.stderr); sys.exit(3)")
+		Expect(out.code).To(Equal(3))
+		Expect(out.stderr).To(Equal("oops\n"))
+		Expect(kubectl("get", "-n", ns, "executions", "-o", "name")).To(BeEmpty(), "the plugin deletes what it created")
+		Expect(field(ns, "sandbox/py", `{.status.conditions[?(@.type=="Ready")].status}`)).To(Equal("True"))
+	})
+
+	It("holds a 1 s deadline against a command that stops its own parent, keeping nothing printed after it", func() {
+		ns := newNamespace("exec-stop")
+		session(ns, "box", "dockside.dev/busybox:local")
+		start := time.Now()
+		out := plugin("", "-n", ns, "--timeout", "1s", "--keep", "box", "--",
+			"sh", "-c", `echo early; sh -c 'kill -STOP $PPID; sleep 3; echo late' & wait`)
+		Expect(out.code).To(Equal(124), out.stderr)
+		Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
+		Expect(out.stdout).To(Equal("early\n"), "nothing printed after the deadline is kept")
+
+		name := onlyExecution(ns)
+		Expect(field(ns, name, "{.status.reason}")).To(Equal("DeadlineExceeded"))
+		Expect(statusDuration(ns, name)).To(BeNumerically("<", 2*time.Second))
+		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=DeadlineExceeded`, 30*time.Second)
+		Expect(docker("inspect", "-f", "{{.State.Running}}", onlyContainer(ns, "box", "primary"))).To(Equal("false"))
+		Expect(docker("inspect", "-f", "{{.State.Running}}", onlyContainer(ns, "box", "holder"))).To(Equal("true"), "the workspace is kept")
+	})
+
+	It("cuts output past the cap: 128 KiB written, 64 KiB kept and the rest counted", func() {
+		ns := newNamespace("exec-cap")
+		session(ns, "box", "dockside.dev/busybox:local")
+		out := plugin("", "-n", ns, "--max-output-bytes", "65536", "box", "--", "sh", "-c", "head -c 131072 /dev/zero | tr '\\0' x")
+		Expect(out.code).To(Equal(0), "the command's own exit code")
+		Expect(out.stdout).To(Equal(strings.Repeat("x", 65536)))
+		Expect(out.stderr).To(ContainSubstring("65536 bytes of stdout"))
+		Expect(field(ns, "sandbox/box", `{.status.conditions[?(@.type=="Ready")].status}`)).To(Equal("True"))
+	})
+
+	It("never runs a queued Execution deleted before its turn", func() {
+		ns := newNamespace("exec-queue")
+		session(ns, "box", "dockside.dev/busybox:local")
+		apply(ns, execution("first", "box", `sleep 3`))
+		waitFor(ns, "execution/first", "jsonpath={.status.phase}=Running", 30*time.Second)
+		apply(ns, execution("second", "box", `touch /workspace/marker`))
+		waitFor(ns, "execution/second", "jsonpath={.status.phase}=Queued", 30*time.Second)
+		_, err := kubectl("delete", "-n", ns, "execution", "second")
+		Expect(err).NotTo(HaveOccurred())
+		waitFor(ns, "execution/first", "jsonpath={.status.phase}=Succeeded", 30*time.Second)
+
+		out := plugin("", "-n", ns, "box", "--", "ls", "-a", "/workspace")
+		Expect(out.code).To(Equal(0), out.stderr)
+		Expect(out.stdout).NotTo(ContainSubstring("marker"))
+	})
+
+	It("kills the container within 1.5 s when a running Execution is deleted", func() {
+		ns := newNamespace("exec-cancel")
+		session(ns, "box", "dockside.dev/busybox:local")
+		apply(ns, execution("long", "box", `sleep 60`))
+		waitFor(ns, "execution/long", "jsonpath={.status.phase}=Running", 30*time.Second)
+		primary := onlyContainer(ns, "box", "primary")
+
+		start := time.Now()
+		_, err := kubectl("delete", "-n", ns, "execution", "long", "--wait=false")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() (string, error) { return docker("inspect", "-f", "{{.State.Running}}", primary) }).
+			WithTimeout(1500*time.Millisecond).WithPolling(50*time.Millisecond).Should(Equal("false"))
+		GinkgoWriter.Printf("container stopped %v after the delete\n", time.Since(start))
+		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=Canceled`, 30*time.Second)
+	})
+
+	It("leaves no process it started: a detached child's later write never happens, an earlier file stays", func() {
+		ns := newNamespace("exec-detach")
+		session(ns, "box", "dockside.dev/busybox:local")
+		out := plugin("", "-n", ns, "box", "--", "sh", "-c",
+			// Detached: its output goes elsewhere, so the exec's streams close when the shell exits.
+			`echo kept > /workspace/early; (sleep 2; echo never > /workspace/late) >/dev/null 2>&1 </dev/null & echo started`)
+		Expect(out.code).To(Equal(0), out.stderr)
+		Expect(out.stdout).To(Equal("started\n"))
+		Expect(out.stderr).To(ContainSubstring("processes running"))
+		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=LeftoverProcesses`, 30*time.Second)
+
+		time.Sleep(3 * time.Second) // past the moment the child would have written
+		holder := onlyContainer(ns, "box", "holder")
+		Expect(workspaceFile(holder, "early")).To(Equal("kept\n"))
+		_, err := docker("cp", holder+":/workspace/late", "-")
+		Expect(err).To(MatchError(ContainSubstring("Could not find")))
+	})
+})
+
+// session applies a session Sandbox of image and waits until it is Ready.
+func session(ns, name, image string) {
+	GinkgoHelper()
+	apply(ns, fmt.Sprintf("apiVersion: dockside.dev/v1alpha1\nkind: Sandbox\nmetadata:\n  name: %s\nspec:\n  image: %s\n", name, image))
+	waitFor(ns, "sandbox/"+name, "condition=Ready", 90*time.Second)
+}
+
+// execution is the manifest of an Execution running script with sh in sandbox.
+func execution(name, sandbox, script string) string {
+	return fmt.Sprintf("apiVersion: dockside.dev/v1alpha1\nkind: Execution\nmetadata:\n  name: %s\nspec:\n  sandboxName: %s\n  command: [sh, -c, %q]\n", name, sandbox, script)
+}
+
+// onlyExecution names the one Execution of a namespace, as kubectl prints it (execution.dockside.dev/NAME).
+func onlyExecution(ns string) string {
+	GinkgoHelper()
+	out, err := kubectl("get", "-n", ns, "executions", "-o", "name")
+	Expect(err).NotTo(HaveOccurred())
+	names := strings.Fields(out)
+	Expect(names).To(HaveLen(1))
+	return names[0]
+}
+
+// statusDuration is how long an Execution took, from its status times.
+func statusDuration(ns, name string) time.Duration {
+	GinkgoHelper()
+	start, err := time.Parse(time.RFC3339Nano, field(ns, name, "{.status.startTime}"))
+	Expect(err).NotTo(HaveOccurred())
+	finish, err := time.Parse(time.RFC3339Nano, field(ns, name, "{.status.finishTime}"))
+	Expect(err).NotTo(HaveOccurred())
+	return finish.Sub(start)
+}
+
+// workspaceFile reads a file of a workspace through its holder container (which has no shell: docker cp
+// streams a tar archive, whose one member's content follows a 512-byte header).
+func workspaceFile(holder, name string) string {
+	GinkgoHelper()
+	tar, err := exec.Command("docker", "cp", holder+":/workspace/"+name, "-").Output()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(len(tar)).To(BeNumerically(">", 512))
+	return string(bytes.TrimRight(tar[512:], "\x00"))
+}
+
+type pluginResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// plugin runs `kubectl dockside exec ARGS...` the way a user does: kubectl finds kubectl-dockside on the PATH.
+func plugin(stdin string, args ...string) pluginResult {
+	GinkgoHelper()
+	bin, err := filepath.Abs(binDir())
+	Expect(err).NotTo(HaveOccurred())
+	cmd := exec.Command(cp.KubectlPath, append([]string{"dockside", "exec"}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out, errOut bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, &errOut
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		Fail(fmt.Sprintf("kubectl dockside exec %v: %v", args, err))
+	}
+	return pluginResult{stdout: out.String(), stderr: errOut.String(), code: cmd.ProcessState.ExitCode()}
+}
