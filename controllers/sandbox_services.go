@@ -37,7 +37,10 @@ func (r *SandboxReconciler) ensureService(ctx context.Context, s *scope, svc *v1
 		}
 		c = info
 	}
-	st.ContainerID, st.ServiceGeneration = c.ID, svc.Generation
+	if st.ContainerID != c.ID { // made (or adopted after a lost status write) by this pass: built from svc as it is now
+		st.ServiceGeneration = svc.Generation
+	}
+	st.ContainerID = c.ID
 	if c.State == dd.StateCreated {
 		if err := r.Driver.StartContainer(ctx, c.Name); err != nil {
 			return s.fail(v1.ReasonServiceStartFailed, "starting service "+svc.Name, err)

@@ -91,7 +91,7 @@ func setServicesUpToDate(s *scope) {
 			setCondition(sbx, v1.ConditionServicesUpToDate, false, v1.ReasonServiceNotFound,
 				fmt.Sprintf("SandboxService %q does not exist", name))
 			return
-		case built[name] != 0 && built[name] != svc.Generation:
+		case built[name] != 0 && built[name] != svc.Generation && svc.DeletionTimestamp.IsZero(): // deletion bumps it too
 			setCondition(sbx, v1.ConditionServicesUpToDate, false, v1.ReasonOutOfDate,
 				fmt.Sprintf("service %q runs generation %d of its SandboxService, which is at %d", name, built[name], svc.Generation))
 			return

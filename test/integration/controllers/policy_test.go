@@ -4,7 +4,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -66,39 +65,5 @@ var _ = Describe("Node policy and missing inputs", func() {
 		for _, c := range get(sbx).Status.Conditions {
 			Expect(c.Message).NotTo(ContainSubstring("s3cr3t-value"))
 		}
-	})
-})
-
-var _ = Describe("A SandboxService change", func() {
-	It("rolls the live topologies that use it, but not a finished run's", func() {
-		ns, a := newNamespace(), newAgent()
-		create(service(ns, "db"))
-		session := sandbox(ns, "live", a.node)
-		session.Spec.Services = []string{"db"}
-		create(session)
-		run := sandbox(ns, "done", a.node)
-		run.Spec.Services = []string{"db"}
-		run.Spec.Command = []string{"true"}
-		create(run)
-		Eventually(condition(session, v1.ConditionReady)).Should(Equal("True/Running"))
-		Eventually(phase(run)).Should(Equal(v1.SandboxRunning))
-		Expect(a.docker.Exit(container(a.docker, run, v1.RolePrimary, "").Name, 0)).To(Succeed())
-		Eventually(phase(run)).Should(Equal(v1.SandboxSucceeded))
-
-		svc := &v1.SandboxService{}
-		Expect(k8s.Get(ctx(), objectKey(ns, "db"), svc)).To(Succeed())
-		svc.Spec.Command = []string{"sleep", "7200"}
-		Expect(k8s.Update(ctx(), svc)).To(Succeed())
-
-		Eventually(func() int64 { return get(session).Status.TopologyGeneration }).Should(BeEquivalentTo(2))
-		Eventually(condition(session, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(condition(session, v1.ConditionServicesUpToDate)()).To(Equal("True/UpToDate"))
-		Expect(get(session).Status.Services[0].ServiceGeneration).To(BeEquivalentTo(2))
-
-		Eventually(condition(run, v1.ConditionServicesUpToDate)).Should(Equal("False/OutOfDate"))
-		cur := get(run)
-		Expect(cur.Status.TopologyGeneration).To(BeEquivalentTo(1), "a finished run is not run again")
-		Expect(cur.Status.Phase).To(Equal(v1.SandboxSucceeded))
-		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionReady)).To(BeTrue())
 	})
 })
