@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dockside-dev/dockside/pkg/execution"
+)
+
+// executionRounds is how many times each command runs through an Execution and through docker exec.
+const executionRounds = 30
+
+// BenchmarkExecution times an Execution's round trip as an agent framework sees it through pkg/execution
+// (create, wait for Succeeded, read the output, delete) for `true` and for a one-line Python print, against
+// `docker exec` of the same command in the same Sandbox's container, in turns.
+func BenchmarkExecution(b *testing.B) {
+	e := dockerEnv(b)
+	ctx := context.Background()
+	ns, err := e.namespace(ctx, "exec")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cleanUp(b, e, ns)
+	runner, err := execution.New(e.cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key, title, image string
+		command           []string
+		want              string
+	}{
+		{"exec-true", "Execution round trip of `true`", busybox, []string{"true"}, ""},
+		{"exec-python", "Execution round trip of a one-line Python print", "dockside.dev/python:local",
+			[]string{"python3", "-c", "print(6 * 7)"}, "42\n"},
+	} {
+		sbx := session(ns, tc.key)
+		sbx.Spec.Image = tc.image
+		if _, err := e.applyAndWait(ctx, sbx); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+			b.Fatal(err)
+		}
+		req := execution.Request{Namespace: ns, Sandbox: sbx.Name, Command: tc.command}
+		var dockside, baseline []time.Duration
+		for range executionRounds {
+			d, err := timed(func() error { return expectOutput(runner.Run(ctx, req))(tc.want) })
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := timed(func() error {
+				_, err := docker(append([]string{"exec", sbx.Status.ContainerID}, tc.command...)...)
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			dockside, baseline = append(dockside, d), append(baseline, p)
+		}
+		record(b, group{
+			Key: tc.key, Title: fmt.Sprintf("%s, %d one after another", tc.title, executionRounds),
+			Baseline: "docker exec of the same command in the Sandbox's container",
+			Figures:  startupFigures(dockside, baseline, "p50 within 2x docker exec"),
+		})
+	}
+}
+
+// expectOutput checks that an Execution succeeded with the output wanted.
+func expectOutput(res *execution.Result, err error) func(want string) error {
+	return func(want string) error {
+		switch {
+		case err != nil:
+			return err
+		case res.Reason != "Completed" || res.Stdout != want:
+			return fmt.Errorf("execution %s ended %s (%s) with output %q, want Completed with %q", res.Name, res.Reason, res.Message, res.Stdout, want)
+		}
+		return nil
+	}
+}
