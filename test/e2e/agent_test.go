@@ -13,9 +13,10 @@ import (
 
 // agentProcess is the real dockside-agent binary, run as a child of the test.
 type agentProcess struct {
-	cmd  *exec.Cmd
-	done chan error
-	log  string
+	cmd         *exec.Cmd
+	done        chan error
+	log         string
+	checkpoints string // the node's checkpoint store, next to the log
 }
 
 func startAgent(bin, node, kubeconfig, logPath string) (*agentProcess, error) {
@@ -23,8 +24,10 @@ func startAgent(bin, node, kubeconfig, logPath string) (*agentProcess, error) {
 	if err != nil {
 		return nil, err
 	}
+	checkpoints := filepath.Join(filepath.Dir(logPath), "checkpoints")
 	cmd := exec.Command(filepath.Join(bin, "dockside-agent"),
 		"--node-name="+node,
+		"--checkpoint-dir="+checkpoints,
 		"--kubeconfig="+kubeconfig,
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=0",
@@ -33,7 +36,7 @@ func startAgent(bin, node, kubeconfig, logPath string) (*agentProcess, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the agent: %w", err)
 	}
-	a := &agentProcess{cmd: cmd, done: make(chan error, 1), log: logPath}
+	a := &agentProcess{cmd: cmd, done: make(chan error, 1), log: logPath, checkpoints: filepath.Join(checkpoints, node)}
 	go func() { a.done <- cmd.Wait(); logFile.Close() }()
 	DeferCleanup(a.printLogOnFailure)
 	return a, nil
