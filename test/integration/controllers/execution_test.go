@@ -206,6 +206,17 @@ var _ = Describe("An Execution", func() {
 		Eventually(execState(refused)).Should(Equal("Failed/SandboxNotReady"))
 		Expect(getExec(refused).Status.Message).To(ContainSubstring("Executions run only in session Sandboxes"))
 		Expect(jobs.started()).To(Equal([]string{"waiting", "early"}))
+
+		// Taken, then its Sandbox goes: it fails rather than waiting for ever (the local control plane has no
+		// garbage collector to delete it with its owner).
+		update(paused, func(s *v1.Sandbox) { s.Spec.Lifecycle = v1.LifecyclePaused })
+		Eventually(phase(paused)).Should(Equal(v1.SandboxPaused))
+		orphaned := execution(ns, "orphaned", "paused", "brief")
+		create(orphaned)
+		Eventually(execState(orphaned)).Should(Equal("Queued/Queued"))
+		Expect(k8s.Delete(ctx(), paused)).To(Succeed())
+		Eventually(execState(orphaned)).Should(Equal("Failed/SandboxNotReady"))
+		Expect(jobs.started()).NotTo(ContainElement("orphaned"))
 	})
 
 	It("is deleted ttlSecondsAfterFinished after it ended", func() {
