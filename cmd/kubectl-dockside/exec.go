@@ -58,10 +58,13 @@ func runExec(args []string) int {
 	o := &execOptions{env: envFlag{}}
 	fs := execFlags(o)
 	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		return fail(2, "%v\n\n%s", err, usage)
+	sandbox, command, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(os.Stdout, usage)
+		fs.SetOutput(os.Stdout)
+		fs.PrintDefaults()
+		return 0
 	}
-	sandbox, command, err := splitCommand(fs.Args())
 	if err != nil {
 		return fail(2, "%v\n\n%s", err, usage)
 	}
@@ -118,19 +121,24 @@ func report(res *execution.Result) int {
 	return int(*res.ExitCode)
 }
 
-// splitCommand reads SANDBOX -- COMMAND [ARG...] (the "--" may be left out when COMMAND starts with no dash).
-func splitCommand(args []string) (string, []string, error) {
-	if len(args) == 0 {
+// parseArgs reads [flags] SANDBOX [flags] -- COMMAND [ARG...], as kubectl exec takes them: flags may come on
+// either side of the Sandbox's name, and everything after "--" is the command's (the "--" may be left out
+// when the command starts with no dash).
+func parseArgs(fs *flag.FlagSet, args []string) (string, []string, error) {
+	if err := fs.Parse(args); err != nil {
+		return "", nil, err
+	}
+	if fs.NArg() == 0 {
 		return "", nil, errors.New("a Sandbox name is required")
 	}
-	sandbox, command := args[0], args[1:]
-	if len(command) > 0 && command[0] == "--" {
-		command = command[1:]
+	sandbox := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		return "", nil, err
 	}
-	if len(command) == 0 {
+	if fs.NArg() == 0 {
 		return "", nil, errors.New("a command is required after the Sandbox name and --")
 	}
-	return sandbox, command, nil
+	return sandbox, fs.Args(), nil
 }
 
 func readStdin() (string, error) {
