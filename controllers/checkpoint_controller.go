@@ -43,8 +43,9 @@ type CheckpointReconciler struct {
 // +kubebuilder:rbac:groups=dockside.dev,resources=checkpoints/finalizers,verbs=update
 // +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes,verbs=get
 
-// Reconcile gets the Checkpoint, leaves it alone when another node stores it, and then either removes its
-// archive (deletion) or moves its capture on, writing its status once at the end.
+// Reconcile gets the Checkpoint, leaves it alone when another node stores it, either releases its archive
+// (deletion) or takes it on when its Sandbox runs here (the finalizer), and then moves it on, writing its
+// status once at the end: a Ready one has its archive looked at, any other is captured when it can be.
 func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	ckpt := &v1.Checkpoint{}
 	if err := r.Get(ctx, req.NamespacedName, ckpt); err != nil {
@@ -77,7 +78,7 @@ func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}()
 	switch {
 	case ckpt.Status.Phase == v1.CheckpointReady:
-		return r.checkArchive(ckpt), nil
+		return r.checkArchive(ckpt)
 	case sbx == nil:
 		return r.reportElsewhere(ctx, ckpt)
 	default:
@@ -102,18 +103,18 @@ func (r *CheckpointReconciler) patchStatus(ctx context.Context, snapshot, ckpt *
 
 // checkArchive turns a Ready Checkpoint Failed when its archive is gone or damaged on disk (a cheap look:
 // presence and size; a restore verifies every byte and sets a corrupt archive aside, which this then sees).
-func (r *CheckpointReconciler) checkArchive(ckpt *v1.Checkpoint) ctrl.Result {
+func (r *CheckpointReconciler) checkArchive(ckpt *v1.Checkpoint) (ctrl.Result, error) {
 	err := r.Store.Check(archive.Archive{Digest: ckpt.Status.Digest, Size: ckpt.Status.SizeBytes})
 	switch {
 	case errors.Is(err, archive.ErrMissing):
 		r.fail(ckpt, v1.ReasonArchiveMissing, "the archive %s is missing from node %s; delete this Checkpoint and capture again", ckpt.Status.Digest, r.Options.Node)
-		return ctrl.Result{}
 	case errors.Is(err, archive.ErrCorrupt):
 		r.fail(ckpt, v1.ReasonArchiveCorrupt, "the archive on node %s no longer matches its digest %s; delete this Checkpoint and capture again", r.Options.Node, ckpt.Status.Digest)
-		return ctrl.Result{}
 	case err != nil:
-		ctrl.Log.WithName("checkpoint").Error(err, "Looking at a stored archive", "checkpoint", client.ObjectKeyFromObject(ckpt))
+		return ctrl.Result{}, err // the store could not be looked at (permissions, I/O); retried with backoff
+	default:
+		ckpt.Status.ObservedGeneration = ckpt.Generation
+		return ctrl.Result{RequeueAfter: r.Options.RecheckPeriod}, nil
 	}
-	ckpt.Status.ObservedGeneration = ckpt.Generation
-	return ctrl.Result{RequeueAfter: r.Options.RecheckPeriod}
+	return ctrl.Result{}, nil
 }
