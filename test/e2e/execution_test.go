@@ -85,7 +85,7 @@ var _ = Describe("Execution on real Docker, through the kubectl plugin", func() 
 		_, err := kubectl("delete", "-n", ns, "execution", "long", "--wait=false")
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() (string, error) { return docker("inspect", "-f", "{{.State.Running}}", primary) }).
-			WithTimeout(1500*time.Millisecond).WithPolling(50*time.Millisecond).Should(Equal("false"))
+			WithTimeout(1500 * time.Millisecond).WithPolling(50 * time.Millisecond).Should(Equal("false"))
 		GinkgoWriter.Printf("container stopped %v after the delete\n", time.Since(start))
 		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=Canceled`, 30*time.Second)
 	})
