@@ -84,7 +84,9 @@ func benchmark(m *testing.M) int {
 		}
 	}
 
-	fmt.Printf("\nDockside benchmarks, node %s, %d CPUs, %.0f MiB, Docker %s\n\n", runNode, host.CPUs, host.MemoryMiB, host.Docker)
+	host.LoadAvgEnd = loadAverage()
+	fmt.Printf("\nDockside benchmarks, node %s: %d CPUs, %.0f MiB, Docker %s, load average %s at the start and %s at the end\n\n",
+		runNode, host.CPUs, host.MemoryMiB, host.Docker, host.LoadAvgStart, host.LoadAvgEnd)
 	writeTable(os.Stdout, results.groups)
 	path := resultsPath()
 	if err := writeJSON(path, report{
@@ -173,7 +175,9 @@ type machine struct {
 	Kernel    string  `json:"kernel"`
 	Docker    string  `json:"docker"`
 	Go        string  `json:"go"`
-	LoadAvg   string  `json:"loadAverageAtStart"` // the machine may be shared: this says how busy it was
+	// The machine may be shared: the load averages (1, 5, 15 minutes) say how busy it was.
+	LoadAvgStart string `json:"loadAverageAtStart"`
+	LoadAvgEnd   string `json:"loadAverageAtEnd"`
 }
 
 func describeMachine() machine {
@@ -182,15 +186,21 @@ func describeMachine() machine {
 	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(data))
 	}
-	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
-		m.LoadAvg = strings.Join(strings.Fields(string(data))[:3], " ")
-	}
+	m.LoadAvgStart = loadAverage()
 	m.CPUModel = procField("/proc/cpuinfo", "model name")
 	var kb float64
 	if _, err := fmt.Sscan(procField("/proc/meminfo", "MemTotal"), &kb); err == nil {
 		m.MemoryMiB = kb / 1024
 	}
 	return m
+}
+
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(string(data))[:3], " ")
 }
 
 // procField is the value of the first "key: value" line of a /proc file with that key.

@@ -17,7 +17,7 @@ const (
 	scaleSandboxes = 1000
 	// scaleLimit bounds the wait for all of them to be Ready, so that `make bench` stays bounded whatever
 	// the agent does; the figures then say how many made it.
-	scaleLimit = 5 * time.Minute
+	scaleLimit = 4 * time.Minute
 	// scaleCreators is how many clients create the Sandboxes at once, as a burst of GitOps or API traffic.
 	scaleCreators = 32
 )
@@ -88,7 +88,9 @@ func BenchmarkScaleFake(b *testing.B) {
 		}
 	}
 	allReady := figure{Name: "all Ready", Unit: "s", Dockside: seconds(last.Sub(start))}
+	var partial string // said of the per-Sandbox figures when not all made it
 	if len(latencies) < scaleSandboxes {
+		partial = fmt.Sprintf("%d of %d Ready when the wait ended", len(latencies), scaleSandboxes)
 		allReady = notMeasured(allReady.Name, allReady.Unit, fmt.Sprintf("%d of %d Ready after %s", len(latencies), scaleSandboxes, scaleLimit))
 	}
 	stopSampling()
@@ -119,10 +121,9 @@ func BenchmarkScaleFake(b *testing.B) {
 			{Name: "agent peak RSS (VmHWM)", Unit: "MiB", Dockside: num(peakRSS / mib), Baseline: num(rss0 / mib), Goal: "< 100 MiB"},
 			{Name: "agent peak Go heap in use (sampled every 250ms)", Unit: "MiB", Dockside: num(peakHeap / mib), Baseline: num(heap0 / mib)},
 			{Name: "agent memory per Sandbox (peak RSS growth / Sandboxes)", Unit: "KiB", Dockside: num((peakRSS - rss0) / scaleSandboxes / 1024)},
-			{Name: "reconciles per Sandbox", Unit: "reconciles", Dockside: per(after.reconciles - before.reconciles), Goal: "a few"},
-			{Name: "API writes (dockside.dev) per Sandbox", Unit: "writes", Dockside: per(after.docksideWrites - before.docksideWrites),
-				Note: "the benchmark's own creates included"},
-			{Name: "driver calls per Sandbox", Unit: "calls", Dockside: per(total(diff(after.dockerCalls, before.dockerCalls)))},
+			{Name: "reconciles per Sandbox", Unit: "reconciles", Dockside: per(after.reconciles - before.reconciles), Goal: "a few", Note: partial},
+			{Name: "API writes (dockside.dev) per Sandbox, its create included", Unit: "writes", Dockside: per(after.docksideWrites - before.docksideWrites), Note: partial},
+			{Name: "driver calls per Sandbox", Unit: "calls", Dockside: per(total(diff(after.dockerCalls, before.dockerCalls))), Note: partial},
 			{Name: "all deleted (finalizers released)", Unit: "s", Dockside: seconds(deleted)},
 		},
 	})
