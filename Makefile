@@ -54,7 +54,7 @@ test-e2e: check-docker controlplane images build ## The real agent binary, real 
 	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" $(GO_TEST) -timeout 40m ./test/e2e/...
 
 run: check-docker controlplane images build ## Local control plane + the agent on this machine's Docker; Ctrl-C stops all.
-	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig
+	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints
 
 stop: ## Stop what `make run` started, from another terminal.
 	@go run ./cmd/dockside-dev stop -pid-file .local/run.pids

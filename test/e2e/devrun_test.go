@@ -32,7 +32,8 @@ var _ = Describe("make run's process (dockside-dev)", func() {
 		run := exec.Command(filepath.Join(binDir(), "dockside-dev"),
 			"-data-dir", filepath.Join(dir, "etcd"), "-kubeconfig", kubeconfig,
 			"-pid-file", filepath.Join(dir, "run.pids"), "-crds", filepath.Join("..", "..", "config", "crd", "bases"),
-			"--", filepath.Join(binDir(), "dockside-agent"), "--node-name="+node+"-dev", "--kubeconfig="+kubeconfig)
+			"--", filepath.Join(binDir(), "dockside-agent"), "--node-name="+node+"-dev", "--kubeconfig="+kubeconfig,
+			"--checkpoint-dir="+filepath.Join(dir, "checkpoints"))
 		var out strings.Builder
 		run.Stdout, run.Stderr = &out, &out
 		Expect(run.Start()).To(Succeed())
@@ -60,6 +61,6 @@ var _ = Describe("make run's process (dockside-dev)", func() {
 			Expect(filepath.Join("/proc", pid)).NotTo(BeADirectory(), "process %s was left behind:\n%s", pid, out.String())
 		}
 		Expect(processesMentioning(dir)).To(BeEmpty(), "processes left behind:\n%s", out.String())
-		Expect(processesMentioning("--node-name=" + node + "-dev")).To(BeEmpty(), "the agent was left behind")
+		Expect(processesMentioning("--node-name="+node+"-dev")).To(BeEmpty(), "the agent was left behind")
 	})
 })

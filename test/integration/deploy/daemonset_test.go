@@ -35,18 +35,23 @@ func daemonSetSpecs() {
 		Expect(fieldRef(agent, "POD_NAMESPACE")).To(Equal("metadata.namespace"))
 	})
 
-	It("mounts the Docker socket, and no other host path", func() {
-		var hostPaths []corev1.Volume
+	It("mounts the Docker socket and the checkpoint folder, and no other host path", func() {
+		hostPaths := map[string]corev1.Volume{}
 		for _, v := range pod.Volumes {
 			if v.HostPath != nil {
-				hostPaths = append(hostPaths, v)
+				hostPaths[v.HostPath.Path] = v
 			}
 		}
-		Expect(hostPaths).To(HaveLen(1))
-		Expect(hostPaths[0].HostPath.Path).To(Equal(socketPath))
-		Expect(hostPaths[0].HostPath.Type).To(HaveValue(Equal(corev1.HostPathSocket)))
-		Expect(agent.VolumeMounts).To(ContainElement(SatisfyAll(
-			HaveField("Name", hostPaths[0].Name), HaveField("MountPath", socketPath))))
+		Expect(hostPaths).To(HaveLen(2))
+		Expect(hostPaths).To(HaveKey(socketPath))
+		Expect(hostPaths[socketPath].HostPath.Type).To(HaveValue(Equal(corev1.HostPathSocket)))
+		Expect(hostPaths).To(HaveKey(checkpointPath))
+		Expect(hostPaths[checkpointPath].HostPath.Type).To(HaveValue(Equal(corev1.HostPathDirectoryOrCreate)))
+		for path, v := range hostPaths {
+			Expect(agent.VolumeMounts).To(ContainElement(SatisfyAll(
+				HaveField("Name", v.Name), HaveField("MountPath", path))))
+		}
+		Expect(agent.Args).To(ContainElement("--checkpoint-dir=" + checkpointPath))
 	})
 
 	It("shares nothing else with the host and holds no capability", func() {

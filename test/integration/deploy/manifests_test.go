@@ -11,9 +11,10 @@ import (
 )
 
 const (
-	namespace  = "dockside-system"
-	agentName  = "dockside-agent"
-	socketPath = "/var/run/docker.sock"
+	namespace      = "dockside-system"
+	agentName      = "dockside-agent"
+	socketPath     = "/var/run/docker.sock"
+	checkpointPath = "/var/lib/dockside/checkpoints"
 )
 
 // The specs run in order: what is applied first is then read back and checked. A failed check does not hide
