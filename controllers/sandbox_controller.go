@@ -56,6 +56,9 @@ type SandboxReconciler struct {
 	// Subnets gives topology networks their subnets; nil lets Docker's default pools choose.
 	Subnets *TopologySubnets
 
+	Images *ImagePuller // pulls images in the background for the Sandboxes waiting on them; required
+	Wake   *Wakeups     // passes at startup deadlines, past any error backoff; required
+
 	admission sync.Mutex   // one bind or admission at a time, so that concurrent passes never overfill the node
 	probes    probeTracker // consecutive readiness failures of ready services
 }
@@ -153,14 +156,18 @@ func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *v1.Sandbox
 	s := newScope(sbx)
 	var err error
 	for _, run := range []step{
-		r.observe, r.resolveSpec, r.ensureTopology, r.holdSettled, r.followPrimary,
-		r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
+		r.observe, r.resolveSpec, r.ensureTopology, r.removeFailedStart, r.holdSettled, r.followPrimary, r.trackStartup,
+		r.ensureImages, r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
 	} {
 		var stop bool
-		if stop, err = run(ctx, s); stop || err != nil {
+		stepCtx, cancel := s.bound(ctx) // a step of a start gets only the time left before its deadline
+		stop, err = run(stepCtx, s)
+		cancel()
+		if stop || err != nil {
 			break
 		}
 	}
+	err = r.enforceStartupDeadline(ctx, s, err)
 	r.summarize(s, err == nil)
 	if err != nil {
 		return ctrl.Result{}, err // backoff decides when to look again

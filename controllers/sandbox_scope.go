@@ -25,8 +25,9 @@ type scope struct {
 	networks   map[string]dd.NetworkInfo   // its own networks (any generation), by Docker name
 	attachment dd.NetworkAttachment        // what the primary joins
 
-	outcome outcome
-	recheck time.Duration // soonest time-based recheck asked for by a step; 0 for none
+	outcome         outcome
+	recheck         time.Duration // soonest time-based recheck asked for by a step; 0 for none
+	startupDeadline time.Time     // when the start going on must be done by; zero when none is
 }
 
 // step is one part of converging a Sandbox. It returns stop when the pass ends with it (waiting, settled

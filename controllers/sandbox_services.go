@@ -76,14 +76,10 @@ func syncServiceStatuses(sbx *v1.Sandbox) {
 	sbx.Status.Services = out
 }
 
-// create makes a container the spec asks for, after the node's image policy and the Secrets its env needs.
-// A missing image or Secret is waited for (they are not watched, so they are looked for again later); an
-// image the node refuses is terminal.
+// create makes a container the spec asks for, once the Secrets its env needs exist (its image was seen to
+// by ensureImages). A missing Secret is waited for (Secrets are not watched, so it is looked for again
+// later); an image refused by the driver is terminal.
 func (r *SandboxReconciler) create(ctx context.Context, s *scope, spec dd.ContainerSpec, env []v1.EnvVar, reason, what string) (dd.ContainerInfo, bool, error) {
-	if r.Options.RequireDigest && !pinned(spec.Image) {
-		s.stalled(v1.SandboxFailed, v1.ReasonImageFailed, "this node runs only images pinned by digest (name@sha256:<digest>); the image of %s is not", what)
-		return dd.ContainerInfo{}, true, nil
-	}
 	vars, err := r.resolveEnv(ctx, s.sbx.Namespace, env)
 	var missing *missingSecretError
 	if errors.As(err, &missing) {
@@ -101,8 +97,9 @@ func (r *SandboxReconciler) create(ctx context.Context, s *scope, spec dd.Contai
 	case err == nil:
 		return info, false, nil
 	case dd.PhaseOf(err) == dd.PhaseImage && dd.IsNotFound(err):
-		s.stalled(v1.SandboxFailed, v1.ReasonImageFailed, "the image of %s is not present on node %s (the agent never pulls)", what, r.Options.Node)
-		s.after(r.Options.SpecRetry)
+		// Removed from the node since ensureImages saw it: the next pass sees to it again.
+		s.waiting(v1.SandboxStarting, v1.ReasonImageNotPresent, "the image of %s is no longer on node %s; looking again", what, r.Options.Node)
+		s.after(staleRetry)
 		return dd.ContainerInfo{}, true, nil
 	case dd.PhaseOf(err) == dd.PhaseImage:
 		reason = v1.ReasonImageFailed

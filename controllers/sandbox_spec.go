@@ -65,10 +65,11 @@ func topologyHash(spec *v1.SandboxSpec, names []string, services []*v1.SandboxSe
 		Command, Args, Services                            []string
 		Env                                                []v1.EnvVar
 		Pids                                               int64
+		Scratch                                            []v1.ScratchMount `json:",omitempty"` // so that hashes before it stay
 	}{
 		spec.Image, spec.WorkingDir, spec.Resources.CPU.String(), spec.Resources.Memory.String(),
 		string(spec.Network.Mode), mountPath(spec.Workspace), spec.Command, spec.Args, spec.Services, spec.Env,
-		spec.Resources.Pids,
+		spec.Resources.Pids, spec.Scratch,
 	})
 	var svcs []string
 	for i, name := range names {
@@ -99,6 +100,7 @@ func (r *SandboxReconciler) primarySpec(s *scope) dd.ContainerSpec {
 		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir,
 		Hostname: s.sbx.Name, Resources: limits(spec.Resources), Network: s.attachment,
 		Mounts: []dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}},
+		Tmpfs:  scratchMounts(spec.Scratch),
 		// A session runs the image's own command (a shell, a REPL) until deleted: without input held open it
 		// would read end-of-file and exit at once.
 		KeepStdinOpen: len(spec.Command) == 0,
@@ -109,8 +111,8 @@ func (r *SandboxReconciler) serviceSpec(s *scope, svc *v1.SandboxService) dd.Con
 	return dd.ContainerSpec{
 		Name: s.serviceName(svc.Name), Owner: s.owner(s.gen()), Role: v1.RoleService, Service: svc.Name,
 		Image: svc.Spec.Image, Entrypoint: svc.Spec.Command, Cmd: svc.Spec.Args, Hostname: svc.Name,
-		Resources: limits(svc.Spec.Resources),
-		Network:   dd.NetworkAttachment{Name: s.networkName(), Aliases: append([]string{svc.Name}, svc.Spec.Aliases...)},
+		Resources: limits(svc.Spec.Resources), Tmpfs: scratchMounts(svc.Spec.Scratch),
+		Network: dd.NetworkAttachment{Name: s.networkName(), Aliases: append([]string{svc.Name}, svc.Spec.Aliases...)},
 	}
 }
 

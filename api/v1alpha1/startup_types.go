@@ -63,5 +63,5 @@ type StartupStatus struct {
 
 	// startTime is when the agent began starting it; the startup deadline counts from here.
 	// +required
-	StartTime metav1.Time `json:"startTime"`
+	StartTime metav1.MicroTime `json:"startTime"`
 }

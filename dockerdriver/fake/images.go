@@ -37,7 +37,7 @@ func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAut
 		switch {
 		case !ok:
 			return dd.PullResult{}, dd.NewError(dd.KindNotFound, dd.PhaseImage, ref, "the registry has no such image, or it needs credentials")
-		case img.Auth != nil && (auth == nil || *auth != *img.Auth):
+		case img.Auth != nil && (auth == nil || !sameCredentials(*auth, *img.Auth)):
 			return dd.PullResult{}, dd.NewError(dd.KindConflict, dd.PhaseImage, ref, "the registry refused the credentials")
 		}
 		for i := 1; i <= pullSteps; i++ {
@@ -57,4 +57,9 @@ func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAut
 		}
 		return dd.PullResult{Digest: digest}, nil
 	})
+}
+
+// sameCredentials compares what a registry checks; ServerAddress only says where credentials are for.
+func sameCredentials(a, b dd.RegistryAuth) bool {
+	return a.Username == b.Username && a.Password == b.Password && a.IdentityToken == b.IdentityToken
 }

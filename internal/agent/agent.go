@@ -135,7 +135,8 @@ func setDefault[T comparable](v *T, def T) {
 	}
 }
 
-// New builds the agent's manager; Start it with a context that ends on SIGTERM.
+// New builds the agent's manager; Start it with the same ctx, one that ends on SIGTERM: the agent's
+// background work (image pulls, wakeups at startup deadlines) ends with it.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
@@ -177,6 +178,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	requeues := make(chan event.TypedGenericEvent[*v1.Sandbox], 1024)
 	freezes := &controllers.Freezes{}
 	execs := controllers.NewExecutionRuns()
+	wake := controllers.NewWakeups(ctx, requeues)
 	r := &controllers.SandboxReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Driver: driver,
 		Recorder: mgr.GetEventRecorder("dockside-agent"),
@@ -186,6 +188,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		},
 		Subnets:  topologySubnets,
 		Archives: store, Freezes: freezes, Execs: execs,
+		Images: controllers.NewImagePuller(ctx, driver, wake), Wake: wake,
 	}
 	if err := r.SetupWithManager(ctx, mgr, controllers.Watches{
 		Unbound: unbound, Requeues: requeues, Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,
