@@ -86,7 +86,7 @@ func TestPullerBacksOffFailuresForEveryWaiter(t *testing.T) {
 	g.Eventually(func() time.Duration {
 		st := p.Pull(request("reg.example/missing:1", "two", time.Minute))
 		return st.RetryAt.Sub(st.Ended)
-	}).Should(Equal(2 * pullRetryMin), "the backoff doubles")
+	}).Should(Equal(2*pullRetryMin), "the backoff doubles")
 }
 
 func TestPullerRunsUntilTheLastWaitersDeadline(t *testing.T) {

@@ -20,13 +20,13 @@ import (
 func TestRegistryOf(t *testing.T) {
 	g := NewWithT(t)
 	for image, registry := range map[string]string{
-		"busybox":                       "docker.io",
-		"team/tool:1":                   "docker.io",
-		"docker.io/team/tool:1":         "docker.io",
-		"registry.example/team/tool:1":  "registry.example",
+		"busybox":                        "docker.io",
+		"team/tool:1":                    "docker.io",
+		"docker.io/team/tool:1":          "docker.io",
+		"registry.example/team/tool:1":   "registry.example",
 		"Registry.Example:5000/tool@sha": "registry.example:5000",
-		"localhost/tool":                "localhost",
-		"127.0.0.1:1/nothing/here:1":    "127.0.0.1:1",
+		"localhost/tool":                 "localhost",
+		"127.0.0.1:1/nothing/here:1":     "127.0.0.1:1",
 	} {
 		g.Expect(registryOf(image)).To(Equal(registry), image)
 	}
