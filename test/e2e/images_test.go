@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// Nothing in these specs may make the daemon reach a registry off this machine: the only pull goes to a
+// loopback port where nothing listens, and the other images are local builds or use policy Never.
+
+// closedLoopbackPort is a port on 127.0.0.1 where nothing listens (it was free a moment ago).
+func closedLoopbackPort() string {
+	GinkgoHelper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	addr := l.Addr().String()
+	Expect(l.Close()).To(Succeed())
+	return addr
+}
+
+// eventReasons lists the reasons of the Events about one object.
+func eventReasons(ns, name string) []string {
+	GinkgoHelper()
+	out, err := kubectl("get", "events", "-n", ns, "--field-selector", "involvedObject.name="+name, "-o", "jsonpath={.items[*].reason}")
+	Expect(err).NotTo(HaveOccurred())
+	return strings.Fields(out)
+}
+
+var _ = Describe("Images and the startup deadline on real Docker", func() {
+	It("fails at once with policy Never and a missing image, building nothing", func() {
+		ns := newNamespace("never")
+		apply(ns, `
+apiVersion: dockside.dev/v1alpha1
+kind: Sandbox
+metadata:
+  name: absent
+spec:
+  image: dockside.dev/absent:local
+  imagePullPolicy: Never
+`)
+		waitFor(ns, "sandbox/absent", "jsonpath={.status.conditions[?(@.type==\"Stalled\")].reason}=ImageNotPresent", 30*time.Second)
+		Expect(field(ns, "sandbox/absent", "{.status.phase}")).To(Equal("Failed"))
+		Expect(containers(ns, "absent", "")).To(BeEmpty())
+		Expect(eventReasons(ns, "absent")).NotTo(ContainElement("Pulling"))
+		deleteAndExpectGone(ns, "absent")
+	})
+
+	It("runs a present local image with IfNotPresent without pulling", func() {
+		ns := newNamespace("present")
+		apply(ns, `
+apiVersion: dockside.dev/v1alpha1
+kind: Sandbox
+metadata:
+  name: local
+spec:
+  image: dockside.dev/busybox:local
+  imagePullPolicy: IfNotPresent
+`)
+		waitFor(ns, "sandbox/local", "condition=Ready", 60*time.Second)
+		Expect(eventReasons(ns, "local")).NotTo(ContainElement("Pulling"))
+		Expect(field(ns, "sandbox/local", "{.status.startup.topologyGeneration}")).To(Equal("1"))
+		deleteAndExpectGone(ns, "local")
+	})
+
+	It("fails a start whose service never passes readiness at the startup deadline, removing what it built", func() {
+		ns := newNamespace("not-ready")
+		apply(ns, `
+apiVersion: dockside.dev/v1alpha1
+kind: SandboxService
+metadata:
+  name: stubborn
+spec:
+  image: dockside.dev/busybox:local
+  command: ["sleep", "3600"]
+  readiness:
+    command: ["false"]
+    periodSeconds: 1
+    failureThreshold: 100
+`)
+		apply(ns, `
+apiVersion: dockside.dev/v1alpha1
+kind: Sandbox
+metadata:
+  name: waiting
+spec:
+  image: dockside.dev/busybox:local
+  services: ["stubborn"]
+  startupDeadlineSeconds: 5
+`)
+		start := time.Now()
+		waitFor(ns, "sandbox/waiting", "jsonpath={.status.conditions[?(@.type==\"Stalled\")].reason}=ServiceNotReady", 30*time.Second)
+		Expect(time.Since(start)).To(BeNumerically("<", 15*time.Second))
+		Expect(field(ns, "sandbox/waiting", "{.status.phase}")).To(Equal("Failed"))
+		Expect(field(ns, "sandbox/waiting", `{.status.conditions[?(@.type=="Stalled")].message}`)).To(ContainSubstring(`service "stubborn"`))
+		Eventually(func() []string { return containers(ns, "waiting", "service") }, 15*time.Second).Should(BeEmpty())
+		Expect(containers(ns, "waiting", "primary")).To(BeEmpty())
+		Expect(containers(ns, "waiting", "holder")).To(HaveLen(1), "the workspace is kept")
+		out, err := docker("network", "ls", "-q", "--filter", "label=dev.dockside.namespace="+ns, "--filter", "label=dev.dockside.name=waiting")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Fields(out)).To(BeEmpty(), "the topology's network is removed")
+		Expect(eventReasons(ns, "waiting")).To(ContainElement("StartupFailed"))
+		deleteAndExpectGone(ns, "waiting")
+	})
+
+	It("fails a pull from a registry where nothing listens within the deadline, in its own words", func() {
+		ns := newNamespace("unreachable")
+		image := closedLoopbackPort() + "/nothing/here:1"
+		apply(ns, fmt.Sprintf(`
+apiVersion: dockside.dev/v1alpha1
+kind: Sandbox
+metadata:
+  name: nowhere
+spec:
+  image: %s
+  startupDeadlineSeconds: 6
+`, image))
+		start := time.Now()
+		waitFor(ns, "sandbox/nowhere", "jsonpath={.status.conditions[?(@.type==\"Stalled\")].reason}=ImagePullTimeout", 30*time.Second)
+		Expect(time.Since(start)).To(BeNumerically("<", 15*time.Second))
+		Expect(field(ns, "sandbox/nowhere", "{.status.phase}")).To(Equal("Failed"))
+		status := field(ns, "sandbox/nowhere", "{.status}")
+		Expect(status).To(ContainSubstring("the registry could not be reached"))
+		for _, docker := range []string{"dial tcp", "connection refused", "http://", "/v2/"} {
+			Expect(status).NotTo(ContainSubstring(docker), "Docker's own message text stays out of status")
+		}
+		Expect(eventReasons(ns, "nowhere")).To(ContainElements("Pulling", "PullFailed", "StartupFailed"))
+		Expect(containers(ns, "nowhere", "")).To(BeEmpty())
+		deleteAndExpectGone(ns, "nowhere")
+	})
+})
