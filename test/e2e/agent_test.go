@@ -27,6 +27,7 @@ func startAgent(bin, node, kubeconfig, logPath string) (*agentProcess, error) {
 	checkpoints := filepath.Join(filepath.Dir(logPath), "checkpoints")
 	cmd := exec.Command(filepath.Join(bin, "dockside-agent"),
 		"--node-name="+node,
+		"--capacity=300", // the density spec runs 240 Sandboxes at once
 		"--checkpoint-dir="+checkpoints,
 		"--kubeconfig="+kubeconfig,
 		"--metrics-bind-address=0",
