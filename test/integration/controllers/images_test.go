@@ -4,17 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -216,6 +220,34 @@ var _ = Describe("Image checks", func() {
 		Expect(message(loose, v1.ConditionStalled)).To(ContainSubstring("pinned by digest"))
 		Expect(holdings(a.docker, string(get(loose).UID))).To(BeZero())
 		Eventually(condition(pinned, v1.ConditionReady)).Should(Equal("True/Running"))
+	})
+
+	It("refuses unpinned images at admission where the cluster applies config/policy", func() {
+		ns := newNamespace()
+		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "policy", "require-digest.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		docs := strings.Split(string(raw), "\n---\n")
+		Expect(docs).To(HaveLen(2))
+		policy, binding := &admissionv1.ValidatingAdmissionPolicy{}, &admissionv1.ValidatingAdmissionPolicyBinding{}
+		Expect(yaml.UnmarshalStrict([]byte(docs[0]), policy)).To(Succeed())
+		Expect(yaml.UnmarshalStrict([]byte(docs[1]), binding)).To(Succeed())
+		Expect(binding.Spec.MatchResources).To(BeNil(), "as shipped it binds the whole cluster")
+		// Here it binds only this spec's namespace: the API server is shared with the other specs.
+		policy.Name, binding.Name = policy.Name+"-"+ns, binding.Name+"-"+ns
+		binding.Spec.PolicyName = policy.Name
+		binding.Spec.MatchResources = &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{corev1.LabelMetadataName: ns},
+		}}
+		create(policy)
+		DeferCleanup(func() { Expect(k8s.Delete(ctx(), policy)).To(Succeed()) })
+		create(binding)
+		DeferCleanup(func() { Expect(k8s.Delete(ctx(), binding)).To(Succeed()) })
+
+		Eventually(func() error { return k8s.Create(ctx(), session(ns, "loose", "", busybox)) }).Should(
+			MatchError(ContainSubstring("image " + busybox + " is not pinned by digest")))
+		svc := service(ns, "db")
+		Expect(k8s.Create(ctx(), svc)).To(MatchError(ContainSubstring("is not pinned by digest")))
+		create(session(ns, "pinned", "", "dockside.dev/busybox@"+pinnedAt))
 	})
 
 	It("verifies a pinned image's digest after the pull", func() {
