@@ -33,8 +33,8 @@ type imageNeed struct {
 // pass waits for them without holding a worker, and is woken as they move on. A refusal the spec must fix
 // is Stalled at once; the startup deadline then ends the start (see enforceStartupDeadline).
 func (r *SandboxReconciler) ensureImages(ctx context.Context, s *scope) (bool, error) {
-	if s.sbx.Status.StartTime != nil {
-		return false, nil // the topology started: its images served their purpose
+	if s.started() {
+		return false, nil // its images served their purpose
 	}
 	var blocked *outcome
 	for _, n := range r.imageNeeds(s) {

@@ -39,8 +39,8 @@ var startupTimeouts = map[string]string{
 // wakeup comes at the deadline whatever else happens.
 func (r *SandboxReconciler) trackStartup(_ context.Context, s *scope) (bool, error) {
 	st := &s.sbx.Status
-	if st.StartTime != nil {
-		return false, nil // the primary started: the start is over
+	if s.started() {
+		return false, nil
 	}
 	if st.Startup == nil || st.Startup.TopologyGeneration != st.TopologyGeneration {
 		// Microseconds, as the API server keeps them, so that every pass computes the same deadline.
@@ -66,6 +66,13 @@ func lastOutcome(sbx *v1.Sandbox) outcome {
 	return o
 }
 
+// started tells whether the start is over: the primary has started. Docker's word counts too, for a pass
+// that follows one whose status write was lost.
+func (s *scope) started() bool {
+	c := s.containers[s.primaryName()]
+	return s.sbx.Status.StartTime != nil || (c.Exists && !c.StartedAt.IsZero())
+}
+
 func startupDeadline(sbx *v1.Sandbox) time.Duration {
 	secs := sbx.Spec.StartupDeadlineSeconds
 	if secs <= 0 {
@@ -77,7 +84,7 @@ func startupDeadline(sbx *v1.Sandbox) time.Duration {
 // bound gives a step of a start that is going on only the time left before the startup deadline, so that
 // no Docker call of the start outlasts it.
 func (s *scope) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.startupDeadline.IsZero() || s.sbx.Status.StartTime != nil {
+	if s.startupDeadline.IsZero() || s.started() {
 		return ctx, func() {}
 	}
 	return context.WithDeadline(ctx, s.startupDeadline)
@@ -88,7 +95,7 @@ func (s *scope) bound(ctx context.Context) (context.Context, context.CancelFunc)
 // (removeFailedStart). A refusal the start was already Stalled on keeps its own reason. The pass's error,
 // if any, is superseded: nothing is retried once the start has failed.
 func (r *SandboxReconciler) enforceStartupDeadline(ctx context.Context, s *scope, err error) error {
-	if s.startupDeadline.IsZero() || s.sbx.Status.StartTime != nil || isSettled(s.sbx) || time.Now().Before(s.startupDeadline) {
+	if s.startupDeadline.IsZero() || s.started() || isSettled(s.sbx) || time.Now().Before(s.startupDeadline) {
 		return err
 	}
 	reason, ok := startupTimeouts[s.outcome.reason]
@@ -108,11 +115,8 @@ func (r *SandboxReconciler) enforceStartupDeadline(ctx context.Context, s *scope
 // stopped, and its network holds address space. The workspace and its holder stay. A topology poisoned
 // after its primary ran is only stopped (holdSettled).
 func (r *SandboxReconciler) removeFailedStart(ctx context.Context, s *scope) (bool, error) {
-	if !isPoisoned(s.sbx) || s.sbx.Status.StartTime != nil {
+	if !isPoisoned(s.sbx) || s.started() {
 		return false, nil
-	}
-	if c := s.containers[s.primaryName()]; c.Exists && !c.StartedAt.IsZero() {
-		return false, nil // it did run; the status saying so was lost
 	}
 	if err := r.removeTopology(ctx, s, 0); err != nil {
 		return s.fail(v1.ReasonCleanupFailed, "removing what the failed start built", err)
