@@ -15,8 +15,9 @@ const MaxOutputTailBytes = 8192
 // SandboxSpec is what the user wants: one primary container, its services and the limits around them.
 // Changing image, command, args, env, workingDir, resources, scratch, network or services rolls the topology to
 // a new generation that keeps the workspace; changing lifecycle pauses or resumes; workspace and restoreFrom
-// are fixed at creation and nodeName once set. imagePullPolicy, imagePullSecret and startupDeadlineSeconds
-// apply from the next start on.
+// are fixed at creation and nodeName once set. imagePullPolicy and imagePullSecret apply from the next start
+// on, startupDeadlineSeconds at once to a start going on; a start that failed is made again only by a change
+// that rolls the topology.
 // +kubebuilder:validation:XValidation:rule="!has(self.args) || has(self.command)",message="args needs a command: a Sandbox with a command is a run, one without is a session that keeps the image's own entrypoint"
 // +kubebuilder:validation:XValidation:rule="!has(self.ttlSecondsAfterFinished) || has(self.command)",message="ttlSecondsAfterFinished applies only to runs, that is Sandboxes with a command"
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom) && (!has(self.restoreFrom) || self.restoreFrom == oldSelf.restoreFrom)",message="restoreFrom is set when the Sandbox is created and cannot be added, changed or removed later"
