@@ -27,12 +27,13 @@ type figure struct {
 	Unit     string   `json:"unit"`
 	Dockside *float64 `json:"dockside"`
 	Baseline *float64 `json:"baseline,omitempty"`
-	Goal     string   `json:"goal,omitempty"` // the issue's goal for this figure, for the reader to compare
+	Ratio    *float64 `json:"ratio,omitempty"` // Dockside over baseline, set by record
+	Goal     string   `json:"goal,omitempty"`  // the issue's goal for this figure, for the reader to compare
 	Note     string   `json:"note,omitempty"`
 }
 
-// Ratio is Dockside over baseline, when both were measured.
-func (f figure) Ratio() *float64 {
+// ratio is Dockside over baseline, when both were measured.
+func (f figure) ratio() *float64 {
 	if f.Dockside == nil || f.Baseline == nil || *f.Baseline == 0 {
 		return nil
 	}
@@ -55,6 +56,9 @@ var results struct {
 // record keeps a benchmark's figures for the final table and reports them to `go test -bench` as well, so
 // that benchstat can compare runs.
 func record(b *testing.B, g group) {
+	for i := range g.Figures {
+		g.Figures[i].Ratio = g.Figures[i].ratio()
+	}
 	results.Lock()
 	results.groups = append(results.groups, g)
 	results.Unlock()
@@ -101,7 +105,7 @@ func writeTable(w io.Writer, groups []group) {
 				dockside += " (" + f.Note + ")"
 			}
 			ratio := ""
-			if r := f.Ratio(); r != nil {
+			if r := f.Ratio; r != nil {
 				ratio = fmt.Sprintf("%.2fx", *r)
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", title, f.Name, dockside, value(f.Baseline, f.Unit), ratio, f.Goal)

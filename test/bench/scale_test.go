@@ -17,7 +17,7 @@ const (
 	scaleSandboxes = 1000
 	// scaleLimit bounds the wait for all of them to be Ready, so that `make bench` stays bounded whatever
 	// the agent does; the figures then say how many made it.
-	scaleLimit = 4 * time.Minute
+	scaleLimit = 3 * time.Minute
 	// scaleCreators is how many clients create the Sandboxes at once, as a burst of GitOps or API traffic.
 	scaleCreators = 32
 )
