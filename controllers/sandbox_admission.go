@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,6 +72,7 @@ func (r *SandboxReconciler) bind(ctx context.Context, sbx *v1.Sandbox) (handled 
 	case err != nil:
 		return false, err
 	}
+	r.remember(sbx.UID)
 	ctrl.LoggerFrom(ctx).Info("Bound Sandbox to this node", "node", r.Options.Node)
 	r.event(sbx, false, EventBound, "Bind", "bound to node %s", r.Options.Node)
 	return true, nil
@@ -92,6 +94,7 @@ func (r *SandboxReconciler) ensureAdmitted(ctx context.Context, sbx *v1.Sandbox)
 	if err := r.Patch(ctx, sbx, patch); err != nil {
 		return false, err
 	}
+	r.remember(sbx.UID)
 	return true, nil
 }
 
@@ -105,32 +108,52 @@ func (r *SandboxReconciler) reportNoCapacity(sbx *v1.Sandbox) ctrl.Result {
 	return ctrl.Result{RequeueAfter: r.Options.BindRetry}
 }
 
-// hasRoom tells whether the node can take one more Sandbox (other than self). The cache answers a no cheaply;
-// a yes is confirmed with the API server, since a bind made a moment ago may not be in the cache yet.
+// hasRoom tells whether the node can take one more Sandbox (other than self). It reads the node's cache, not
+// the API server: a list per admission made admitting n Sandboxes cost n lists of up to n objects. What the
+// cache may not show yet, a bind or admission made a moment ago, is counted from r.recent. Callers hold
+// r.admission.
 func (r *SandboxReconciler) hasRoom(ctx context.Context, self types.UID, admittedOnly bool) (bool, error) {
-	for _, read := range []func(*v1.SandboxList) error{
-		func(l *v1.SandboxList) error { return r.List(ctx, l) }, // the node cache holds only this node's
-		func(l *v1.SandboxList) error {
-			return r.APIReader.List(ctx, l, client.MatchingFields{v1.FieldSandboxNodeName: r.Options.Node})
-		},
-	} {
-		var list v1.SandboxList
-		if err := read(&list); err != nil {
-			return false, err
+	var list v1.SandboxList
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil { // read only
+		return false, err
+	}
+	taken := make(map[types.UID]bool, len(list.Items))
+	for i := range list.Items {
+		item := &list.Items[i]
+		admitted := controllerutil.ContainsFinalizer(item, v1.FinalizerCleanup)
+		if admitted {
+			delete(r.recent, item.UID) // the cache shows it now
 		}
-		if countOthers(list.Items, self, admittedOnly) >= r.Options.Capacity {
-			return false, nil
+		if admitted || !admittedOnly {
+			taken[item.UID] = true
 		}
 	}
-	return true, nil
+	for uid, at := range r.recent {
+		if time.Since(at) > recentAdmission {
+			delete(r.recent, uid)
+			continue
+		}
+		taken[uid] = true
+	}
+	delete(taken, self)
+	return len(taken) < r.Options.Capacity, nil
 }
 
-func countOthers(items []v1.Sandbox, self types.UID, admittedOnly bool) int {
-	n := 0
-	for i := range items {
-		if items[i].UID != self && (!admittedOnly || controllerutil.ContainsFinalizer(&items[i], v1.FinalizerCleanup)) {
-			n++
-		}
+// recentAdmission is how long a bind or admission is counted on its own: far longer than the cache takes to
+// show it, and short enough that a Sandbox deleted right after its bind holds no room for long.
+const recentAdmission = 30 * time.Second
+
+// forgetAdmission drops a Sandbox whose deletion finished: it holds no room any more.
+func (r *SandboxReconciler) forgetAdmission(uid types.UID) {
+	r.admission.Lock()
+	defer r.admission.Unlock()
+	delete(r.recent, uid)
+}
+
+// remember counts a bind or admission this agent just made until the cache shows it. Callers hold r.admission.
+func (r *SandboxReconciler) remember(uid types.UID) {
+	if r.recent == nil {
+		r.recent = map[types.UID]time.Time{}
 	}
-	return n
+	r.recent[uid] = time.Now()
 }

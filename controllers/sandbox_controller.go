@@ -59,8 +59,9 @@ type SandboxReconciler struct {
 	Images *ImagePuller // pulls images in the background for the Sandboxes waiting on them; required
 	Wake   *Wakeups     // passes at startup deadlines, past any error backoff; required
 
-	admission sync.Mutex   // one bind or admission at a time, so that concurrent passes never overfill the node
-	probes    probeTracker // consecutive readiness failures of ready services
+	admission sync.Mutex              // one bind or admission at a time, so that concurrent passes never overfill the node
+	recent    map[types.UID]time.Time // binds and admissions the cache may not show yet; guarded by admission
+	probes    probeTracker            // consecutive readiness failures of ready services
 }
 
 // +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes,verbs=get;list;watch;update;patch;delete

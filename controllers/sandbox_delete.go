@@ -33,6 +33,7 @@ func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *v1.Sandbox
 	case client.IgnoreNotFound(err) != nil:
 		return ctrl.Result{}, err
 	}
+	r.forgetAdmission(sbx.UID)
 	ctrl.LoggerFrom(ctx).Info("Docker confirmed the Sandbox's resources are gone; finalizer removed")
 	if usesSharedNetwork(sbx) {
 		if err := r.releaseSharedNetwork(ctx); err != nil {
