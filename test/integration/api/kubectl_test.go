@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"time"
+
 	"context"
 	"encoding/json"
 
@@ -27,18 +29,21 @@ func table(ctx context.Context, path string) metav1.Table {
 
 var _ = Describe("kubectl experience", func() {
 	It("serves short names and the dockside category", func() {
-		resources, err := discovery.NewDiscoveryClientForConfigOrDie(cfg).ServerResourcesForGroupVersion(docksidev1.GroupVersion.String())
-		Expect(err).NotTo(HaveOccurred())
-		shortNames := map[string][]string{}
-		for _, r := range resources.APIResources {
-			if r.Namespaced && len(r.Categories) > 0 {
-				Expect(r.Categories).To(ConsistOf("dockside"), r.Name)
-				shortNames[r.Name] = r.ShortNames
+		// Aggregated discovery can lag a moment behind a CRD that was just established.
+		Eventually(func(g Gomega) {
+			resources, err := discovery.NewDiscoveryClientForConfigOrDie(cfg).ServerResourcesForGroupVersion(docksidev1.GroupVersion.String())
+			g.Expect(err).NotTo(HaveOccurred())
+			shortNames := map[string][]string{}
+			for _, r := range resources.APIResources {
+				if r.Namespaced && len(r.Categories) > 0 {
+					g.Expect(r.Categories).To(ConsistOf("dockside"), r.Name)
+					shortNames[r.Name] = r.ShortNames
+				}
 			}
-		}
-		Expect(shortNames).To(Equal(map[string][]string{
-			"sandboxes": {"sbx"}, "sandboxservices": {"sbxsvc"}, "checkpoints": {"ckpt"}, "executions": {"exec"},
-		}))
+			g.Expect(shortNames).To(Equal(map[string][]string{
+				"sandboxes": {"sbx"}, "sandboxservices": {"sbxsvc"}, "checkpoints": {"ckpt"}, "executions": {"exec"},
+			}))
+		}, 10*time.Second, 200*time.Millisecond).Should(Succeed())
 	})
 
 	It("prints phase, readiness, node and image of Sandboxes", func(ctx context.Context) {
