@@ -87,7 +87,7 @@ func percentile(samples []time.Duration, p float64) time.Duration {
 
 func seconds(d time.Duration) *float64 { return num(d.Seconds()) }
 
-// writeTable prints every group as one Markdown table, ready to paste into docs/performance.md.
+// writeTable prints every group as one Markdown table, ready to paste into the README's performance section.
 func writeTable(w io.Writer, groups []group) {
 	fmt.Fprintln(w, "| Benchmark | Figure | Dockside | Plain Docker (baseline) | Ratio | Goal |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
