@@ -2,12 +2,12 @@ package bench
 
 import (
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
 	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/test/dockercli"
 )
 
 // The baselines do by hand, with the Docker CLI, what a person would do without Dockside: the same image
@@ -24,13 +24,7 @@ const (
 func plainNode(node string) string { return node + "-plain" }
 
 // docker runs the Docker CLI and returns its trimmed output.
-func docker(args ...string) (string, error) {
-	out, err := exec.Command("docker", args...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return strings.TrimSpace(string(out)), nil
-}
+func docker(args ...string) (string, error) { return dockercli.Run(args...) }
 
 // baselineLabels are the labels every baseline object of the run of node carries.
 func baselineLabels(node string) []string {
@@ -111,26 +105,6 @@ func removeLabelled(node string) error {
 		}
 	}
 	return nil
-}
-
-// leftovers lists every container, network and volume that carries node's label.
-func leftovers(node string) ([]string, error) {
-	filter := "label=" + v1.LabelNode + "=" + node
-	var found []string
-	for _, kind := range []string{"container", "network", "volume"} {
-		args := []string{kind, "ls", "-q", "--filter", filter}
-		if kind == "container" {
-			args = []string{"container", "ls", "-aq", "--filter", filter}
-		}
-		out, err := docker(args...)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range strings.Fields(out) {
-			found = append(found, kind+" "+id)
-		}
-	}
-	return found, nil
 }
 
 // containerMemory is what `docker stats` reports each container using (bytes, cache excluded).

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dockside-dev/dockside/test/dockercli"
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -152,7 +153,7 @@ func (e *env) stopClean() error {
 // checkNothingLeft fails when anything labelled with node is still in Docker, and removes it so that a
 // failed run leaves nothing behind either.
 func checkNothingLeft(node string) error {
-	left, err := leftovers(node)
+	left, err := dockercli.Leftovers(node)
 	if err != nil || len(left) == 0 {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/test/dockercli"
 )
 
 var (
@@ -52,7 +53,7 @@ var _ = AfterSuite(func() {
 		agent.stop()
 	}
 	Expect(cp.Stop()).To(Succeed())
-	Expect(leftovers(node)).To(BeEmpty(), "labelled Docker resources left behind by node %s", node)
+	Expect(dockercli.Leftovers(node)).To(BeEmpty(), "labelled Docker resources left behind by node %s", node)
 })
 
 // binDir is where `make build` put the binaries under test.

@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/test/dockercli"
 )
 
 // kubectl runs the kubectl built with the control plane against it and returns its standard output.
@@ -26,37 +26,11 @@ func kubectlIn(stdin string, args ...string) (string, error) {
 }
 
 // docker runs the Docker CLI: the tests check what Docker itself recorded, not what the agent believes.
-func docker(args ...string) (string, error) {
-	out, err := exec.Command("docker", args...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("docker %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
+func docker(args ...string) (string, error) { return dockercli.Run(args...) }
 
 func dockerReachable() error {
 	if _, err := docker("version", "--format", "{{.Server.Version}}"); err != nil {
 		return fmt.Errorf("Docker is not reachable: start the daemon or set DOCKER_HOST (%v)", err)
 	}
 	return nil
-}
-
-// leftovers lists every container, network and volume that carries the node's label.
-func leftovers(node string) ([]string, error) {
-	filter := "label=" + v1alpha1.LabelNode + "=" + node
-	var found []string
-	for _, kind := range []string{"container", "network", "volume"} {
-		args := []string{kind, "ls", "-q", "--filter", filter}
-		if kind == "container" {
-			args = []string{"container", "ls", "-aq", "--filter", filter}
-		}
-		out, err := docker(args...)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range strings.Fields(out) {
-			found = append(found, kind+" "+id)
-		}
-	}
-	return found, nil
 }
