@@ -38,14 +38,16 @@ func stopRecorded(pidFile string, grace time.Duration) error {
 		return err
 	}
 	var alive []int
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+	runAlive := false // the first line is the run that wrote the file
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var pid int
 		var started string
 		if _, err := fmt.Sscan(line, &pid, &started); err == nil && pid != os.Getpid() && startTime(pid) == started {
 			alive = append(alive, pid)
+			runAlive = runAlive || i == 0
 		}
 	}
-	if len(alive) > 0 && alive[0] == recordedRun(data) {
+	if runAlive {
 		// The run stops its agent before the control plane, so the agent can still hand its Lease back.
 		_ = syscall.Kill(alive[0], syscall.SIGTERM)
 		waitExit(alive[:1], grace)
@@ -62,13 +64,6 @@ func stopRecorded(pidFile string, grace time.Duration) error {
 		return err
 	}
 	return nil
-}
-
-// recordedRun is the first pid in the file: the run that wrote it.
-func recordedRun(data []byte) int {
-	var pid int
-	_, _ = fmt.Sscan(string(data), &pid)
-	return pid
 }
 
 // waitExit waits until none of the processes runs, or the grace period is over.
