@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -27,7 +27,7 @@ var errNotRunning = errors.New("the primary container is not running")
 // the listed paths) out through the workspace holder into a temporary file, thaws, and only then hashes and
 // stores the archive: the Sandbox is frozen for the copy alone, and the archive is streamed, never held in
 // memory.
-func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *v1.Checkpoint, sbx *v1.Sandbox) (ctrl.Result, error) {
+func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	if !r.Freezes.hold(sbx.UID) {
 		return ctrl.Result{RequeueAfter: staleRetry}, nil // another Checkpoint of this Sandbox is being captured
 	}
@@ -48,7 +48,7 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *v1.Checkpoint,
 	}
 	a, err := r.Store.Commit(f, string(ckpt.UID))
 	if err != nil {
-		r.fail(ckpt, v1.ReasonCaptureFailed, "storing the archive on node %s failed: %v", r.Options.Node, err)
+		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "storing the archive on node %s failed: %v", r.Options.Node, err)
 		return ctrl.Result{}, nil
 	}
 	st := &ckpt.Status
@@ -58,7 +58,7 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *v1.Checkpoint,
 	st.CaptureDuration = &metav1.Duration{Duration: now.Sub(start).Round(time.Millisecond)}
 	st.FrozenDuration = &metav1.Duration{Duration: frozen.Round(time.Millisecond)}
 	msg := fmt.Sprintf("workspace of Sandbox %q stored on node %s (%d bytes)", sbx.Name, r.Options.Node, a.Size)
-	setCheckpointPhase(ckpt, v1.CheckpointReady, v1.ReasonSucceeded, msg)
+	setCheckpointPhase(ckpt, dsv1alpha1.CheckpointReady, dsv1alpha1.ReasonSucceeded, msg)
 	r.event(ckpt, false, EventCaptured, "Capture", "%s in %s, the Sandbox frozen for %s", msg, st.CaptureDuration.Duration, st.FrozenDuration.Duration)
 	ctrl.LoggerFrom(ctx).Info("Captured", "digest", a.Digest, "bytes", a.Size,
 		"duration", st.CaptureDuration.Duration, "frozen", st.FrozenDuration.Duration)
@@ -67,28 +67,28 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *v1.Checkpoint,
 
 // captureFailed fails the Checkpoint for good, saying which part failed, except when Docker could not be
 // reached (nothing happened): that is retried with backoff.
-func (r *CheckpointReconciler) captureFailed(ckpt *v1.Checkpoint, sbx *v1.Sandbox, err error) (ctrl.Result, error) {
+func (r *CheckpointReconciler) captureFailed(ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox, err error) (ctrl.Result, error) {
 	switch {
 	case dd.IsUnavailable(err):
-		r.wait(ckpt, v1.CheckpointCapturing, v1.ReasonDockerUnavailable, "Docker did not answer; retrying")
+		r.wait(ckpt, dsv1alpha1.CheckpointCapturing, dsv1alpha1.ReasonDockerUnavailable, "Docker did not answer; retrying")
 		return ctrl.Result{}, err
 	case errors.Is(err, errNotRunning):
-		r.fail(ckpt, v1.ReasonSandboxNotRunning, "the primary container of Sandbox %q is not running", sbx.Name)
+		r.fail(ckpt, dsv1alpha1.ReasonSandboxNotRunning, "the primary container of Sandbox %q is not running", sbx.Name)
 	default:
-		r.fail(ckpt, v1.ReasonCaptureFailed, "capturing the workspace of Sandbox %q failed: %v", sbx.Name, err)
+		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "capturing the workspace of Sandbox %q failed: %v", sbx.Name, err)
 	}
 	return ctrl.Result{}, nil
 }
 
 // copyOut writes the workspace's archive to w with the primary frozen, and says how long it was frozen (0
 // when it was paused already). The copy is bounded by CaptureTimeout; the thaw happens whatever the copy did.
-func (r *CheckpointReconciler) copyOut(ctx context.Context, sbx *v1.Sandbox, paths []string, w io.Writer) (time.Duration, error) {
+func (r *CheckpointReconciler) copyOut(ctx context.Context, sbx *dsv1alpha1.Sandbox, paths []string, w io.Writer) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.Options.CaptureTimeout)
 	defer cancel()
 	owner := dd.Owner{Namespace: sbx.Namespace, Name: sbx.Name, UID: string(sbx.UID), Generation: sbx.Status.TopologyGeneration}
-	primary := dd.Name(owner, v1.RolePrimary, "")
+	primary := dd.Name(owner, dsv1alpha1.RolePrimary, "")
 	owner.Generation = 0
-	holder := dd.Name(owner, v1.RoleHolder, "")
+	holder := dd.Name(owner, dsv1alpha1.RoleHolder, "")
 
 	c, err := r.Driver.ObserveContainer(ctx, primary)
 	switch {

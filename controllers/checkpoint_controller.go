@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
 )
@@ -32,8 +32,8 @@ type CheckpointReconciler struct {
 	APIReader client.Reader // reads Sandboxes of any node, to tell a missing one from another node's
 	Driver    dd.Driver
 	Store     *archive.Store
-	Freezes   *Freezes                                    // shared with the Sandbox reconciler
-	Requeues  chan<- event.TypedGenericEvent[*v1.Sandbox] // a pass over a Sandbox once it is thawed
+	Freezes   *Freezes                                            // shared with the Sandbox reconciler
+	Requeues  chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox] // a pass over a Sandbox once it is thawed
 	Recorder  events.EventRecorder
 	Options   CheckpointOptions
 }
@@ -47,7 +47,7 @@ type CheckpointReconciler struct {
 // (deletion) or takes it on when its Sandbox runs here (the finalizer), and then moves it on, writing its
 // status once at the end: a Ready one has its archive looked at, any other is captured when it can be.
 func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
-	ckpt := &v1.Checkpoint{}
+	ckpt := &dsv1alpha1.Checkpoint{}
 	if err := r.Get(ctx, req.NamespacedName, ckpt); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -57,7 +57,7 @@ func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !ckpt.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, ckpt)
 	}
-	if ckpt.Status.Phase == v1.CheckpointFailed {
+	if ckpt.Status.Phase == dsv1alpha1.CheckpointFailed {
 		return ctrl.Result{}, nil // for good
 	}
 	sbx, err := r.localSandbox(ctx, ckpt)
@@ -77,7 +77,7 @@ func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 	}()
 	switch {
-	case ckpt.Status.Phase == v1.CheckpointReady:
+	case ckpt.Status.Phase == dsv1alpha1.CheckpointReady:
 		return r.checkArchive(ckpt)
 	case sbx == nil:
 		return r.reportElsewhere(ctx, ckpt)
@@ -89,7 +89,7 @@ func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 // patchStatus writes the status once, when it changed, guarded by the resourceVersion the pass started
 // from, so that a pass working from a stale read never overwrites a newer status (nor a claim by another
 // node). A conflict is not worth reporting: the newer object's watch event brings another pass.
-func (r *CheckpointReconciler) patchStatus(ctx context.Context, snapshot, ckpt *v1.Checkpoint) error {
+func (r *CheckpointReconciler) patchStatus(ctx context.Context, snapshot, ckpt *dsv1alpha1.Checkpoint) error {
 	if equality.Semantic.DeepEqual(snapshot.Status, ckpt.Status) {
 		return nil
 	}
@@ -103,13 +103,13 @@ func (r *CheckpointReconciler) patchStatus(ctx context.Context, snapshot, ckpt *
 
 // checkArchive turns a Ready Checkpoint Failed when its archive is gone or damaged on disk (a cheap look:
 // presence and size; a restore verifies every byte and sets a corrupt archive aside, which this then sees).
-func (r *CheckpointReconciler) checkArchive(ckpt *v1.Checkpoint) (ctrl.Result, error) {
+func (r *CheckpointReconciler) checkArchive(ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, error) {
 	err := r.Store.Check(archive.Archive{Digest: ckpt.Status.Digest, Size: ckpt.Status.SizeBytes})
 	switch {
 	case errors.Is(err, archive.ErrMissing):
-		r.fail(ckpt, v1.ReasonArchiveMissing, "the archive %s is missing from node %s; delete this Checkpoint and capture again", ckpt.Status.Digest, r.Options.Node)
+		r.fail(ckpt, dsv1alpha1.ReasonArchiveMissing, "the archive %s is missing from node %s; delete this Checkpoint and capture again", ckpt.Status.Digest, r.Options.Node)
 	case errors.Is(err, archive.ErrCorrupt):
-		r.fail(ckpt, v1.ReasonArchiveCorrupt, "the archive on node %s no longer matches its digest %s; delete this Checkpoint and capture again", r.Options.Node, ckpt.Status.Digest)
+		r.fail(ckpt, dsv1alpha1.ReasonArchiveCorrupt, "the archive on node %s no longer matches its digest %s; delete this Checkpoint and capture again", r.Options.Node, ckpt.Status.Digest)
 	case err != nil:
 		return ctrl.Result{}, err // the store could not be looked at (permissions, I/O); retried with backoff
 	default:

@@ -7,13 +7,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // reconcileDelete removes the Checkpoint's hold on its archive (the archive goes with the last Checkpoint
 // holding it), then lets the Checkpoint go.
-func (r *CheckpointReconciler) reconcileDelete(ctx context.Context, ckpt *v1.Checkpoint) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(ckpt, v1.FinalizerCleanup) {
+func (r *CheckpointReconciler) reconcileDelete(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(ckpt, dsv1alpha1.FinalizerCleanup) {
 		return ctrl.Result{}, nil
 	}
 	// Only a Checkpoint this node claimed can hold an archive here; one no node claimed holds none anywhere.
@@ -23,7 +23,7 @@ func (r *CheckpointReconciler) reconcileDelete(ctx context.Context, ckpt *v1.Che
 		}
 	}
 	patch := client.MergeFromWithOptions(ckpt.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(ckpt, v1.FinalizerCleanup)
+	controllerutil.RemoveFinalizer(ckpt, dsv1alpha1.FinalizerCleanup)
 	if err := r.Patch(ctx, ckpt, patch); err != nil {
 		return requeueOnConflict(client.IgnoreNotFound(err))
 	}

@@ -9,22 +9,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // SetupWithManager wires the reconciler: every Checkpoint (a Checkpoint not yet taken on belongs to no node),
 // and this node's Sandboxes, whose changes move their Checkpoints on. workers captures run at once.
 func (r *CheckpointReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
-	err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Checkpoint{}, v1.FieldCheckpointSandboxName, func(o client.Object) []string {
-		return []string{o.(*v1.Checkpoint).Spec.SandboxName}
+	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Checkpoint{}, dsv1alpha1.FieldCheckpointSandboxName, func(o client.Object) []string {
+		return []string{o.(*dsv1alpha1.Checkpoint).Spec.SandboxName}
 	})
 	if err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("checkpoint").
-		For(&v1.Checkpoint{}).
-		Watches(&v1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.checkpointsOf)).
+		For(&dsv1alpha1.Checkpoint{}).
+		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.checkpointsOf)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
@@ -32,19 +32,19 @@ func (r *CheckpointReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 // checkpointsOf maps a Sandbox to the Checkpoints it matters to: those of it still to be captured, and the
 // one it restores from (whose restore may have found its archive damaged).
 func (r *CheckpointReconciler) checkpointsOf(ctx context.Context, obj client.Object) []reconcile.Request {
-	sbx := obj.(*v1.Sandbox)
+	sbx := obj.(*dsv1alpha1.Sandbox)
 	var out []reconcile.Request
 	if sbx.Spec.RestoreFrom != "" {
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: sbx.Namespace, Name: sbx.Spec.RestoreFrom}})
 	}
-	var list v1.CheckpointList
+	var list dsv1alpha1.CheckpointList
 	if err := r.List(ctx, &list, client.InNamespace(sbx.Namespace),
-		client.MatchingFields{v1.FieldCheckpointSandboxName: sbx.Name}); err != nil {
+		client.MatchingFields{dsv1alpha1.FieldCheckpointSandboxName: sbx.Name}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the Checkpoints of a Sandbox", "sandbox", sbx.Name)
 		return out
 	}
 	for _, ckpt := range list.Items {
-		if ckpt.Status.Phase != v1.CheckpointReady && ckpt.Status.Phase != v1.CheckpointFailed {
+		if ckpt.Status.Phase != dsv1alpha1.CheckpointReady && ckpt.Status.Phase != dsv1alpha1.CheckpointFailed {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ckpt)})
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // Kubernetes Event reasons of Checkpoints and of Sandboxes restored from one.
@@ -19,22 +19,22 @@ const (
 )
 
 // wait records a phase on the way (Pending or Capturing): Reconciling, not Ready, not Stalled.
-func (r *CheckpointReconciler) wait(ckpt *v1.Checkpoint, phase v1.CheckpointPhase, reason, format string, args ...any) {
+func (r *CheckpointReconciler) wait(ckpt *dsv1alpha1.Checkpoint, phase dsv1alpha1.CheckpointPhase, reason, format string, args ...any) {
 	setCheckpointPhase(ckpt, phase, reason, fmt.Sprintf(format, args...))
 }
 
 // fail records that the Checkpoint failed for good (Stalled), with an Event the first time.
-func (r *CheckpointReconciler) fail(ckpt *v1.Checkpoint, reason, format string, args ...any) {
+func (r *CheckpointReconciler) fail(ckpt *dsv1alpha1.Checkpoint, reason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	if ckpt.Status.Phase != v1.CheckpointFailed {
+	if ckpt.Status.Phase != dsv1alpha1.CheckpointFailed {
 		r.event(ckpt, true, EventCaptureFailed, "Capture", "%s", msg)
 	}
-	setCheckpointPhase(ckpt, v1.CheckpointFailed, reason, msg)
+	setCheckpointPhase(ckpt, dsv1alpha1.CheckpointFailed, reason, msg)
 }
 
 // setCheckpointPhase writes phase, Ready, Reconciling and Stalled from one reason, so that they never
 // disagree (kstatus reads all three).
-func setCheckpointPhase(ckpt *v1.Checkpoint, phase v1.CheckpointPhase, reason, msg string) {
+func setCheckpointPhase(ckpt *dsv1alpha1.Checkpoint, phase dsv1alpha1.CheckpointPhase, reason, msg string) {
 	ckpt.Status.Phase = phase
 	set := func(typ string, on bool) {
 		s := metav1.ConditionFalse
@@ -45,12 +45,12 @@ func setCheckpointPhase(ckpt *v1.Checkpoint, phase v1.CheckpointPhase, reason, m
 			Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: ckpt.Generation,
 		})
 	}
-	set(v1.ConditionReady, phase == v1.CheckpointReady)
-	set(v1.ConditionReconciling, phase == v1.CheckpointPending || phase == v1.CheckpointCapturing)
-	set(v1.ConditionStalled, phase == v1.CheckpointFailed)
+	set(dsv1alpha1.ConditionReady, phase == dsv1alpha1.CheckpointReady)
+	set(dsv1alpha1.ConditionReconciling, phase == dsv1alpha1.CheckpointPending || phase == dsv1alpha1.CheckpointCapturing)
+	set(dsv1alpha1.ConditionStalled, phase == dsv1alpha1.CheckpointFailed)
 }
 
-func (r *CheckpointReconciler) event(ckpt *v1.Checkpoint, warning bool, reason, action, note string, args ...any) {
+func (r *CheckpointReconciler) event(ckpt *dsv1alpha1.Checkpoint, warning bool, reason, action, note string, args ...any) {
 	typ := corev1.EventTypeNormal
 	if warning {
 		typ = corev1.EventTypeWarning

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -16,7 +16,7 @@ import (
 // which makes the sweeper look over everything at once.
 type DockerEvents struct {
 	Driver dd.Driver
-	Out    chan<- event.TypedGenericEvent[*v1.Sandbox]
+	Out    chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]
 	Resync func()
 }
 
@@ -34,10 +34,10 @@ func (p *DockerEvents) Start(ctx context.Context) error {
 }
 
 // requeue asks for a pass over the Sandbox namespace/name.
-func requeue(ctx context.Context, out chan<- event.TypedGenericEvent[*v1.Sandbox], namespace, name string) {
-	obj := &v1.Sandbox{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+func requeue(ctx context.Context, out chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox], namespace, name string) {
+	obj := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	select {
-	case out <- event.TypedGenericEvent[*v1.Sandbox]{Object: obj}:
+	case out <- event.TypedGenericEvent[*dsv1alpha1.Sandbox]{Object: obj}:
 	case <-ctx.Done():
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -54,7 +54,7 @@ type ExecutionReconciler struct {
 // deleted Execution has its run cancelled. The status is written once, at the end; a command starts only
 // after that write recorded it Running.
 func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
-	ex := &v1.Execution{}
+	ex := &dsv1alpha1.Execution{}
 	if err := r.Get(ctx, req.NamespacedName, ex); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Runs.cancel(req.NamespacedName, "") // deleted while running: the container is killed
@@ -76,7 +76,7 @@ func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if sbx == nil && ex.Status.NodeName != r.Options.Node {
 		return ctrl.Result{}, nil // another node's, or no agent's yet
 	}
-	if sbx != nil && !finished(ex) && ex.Status.Phase != v1.ExecutionRunning {
+	if sbx != nil && !finished(ex) && ex.Status.Phase != dsv1alpha1.ExecutionRunning {
 		err := r.ensureOwner(ctx, ex, sbx) // before the snapshot: it changes the resourceVersion
 		switch {
 		case apierrors.IsConflict(err):
@@ -103,7 +103,7 @@ func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	switch {
 	case finished(ex):
 		return r.expire(ctx, ex)
-	case ex.Status.Phase == v1.ExecutionRunning:
+	case ex.Status.Phase == dsv1alpha1.ExecutionRunning:
 		return ctrl.Result{}, r.endLost(ctx, ex)
 	default:
 		start, err = r.reconcileQueued(ctx, ex, sbx)
@@ -112,8 +112,8 @@ func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 }
 
 // sandbox reads the Execution's Sandbox from this node's cache; nil when it is not bound here (or gone).
-func (r *ExecutionReconciler) sandbox(ctx context.Context, ex *v1.Execution) (*v1.Sandbox, error) {
-	sbx := &v1.Sandbox{}
+func (r *ExecutionReconciler) sandbox(ctx context.Context, ex *dsv1alpha1.Execution) (*dsv1alpha1.Sandbox, error) {
+	sbx := &dsv1alpha1.Sandbox{}
 	err := r.Get(ctx, types.NamespacedName{Namespace: ex.Namespace, Name: ex.Spec.SandboxName}, sbx)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -128,7 +128,7 @@ func (r *ExecutionReconciler) sandbox(ctx context.Context, ex *v1.Execution) (*v
 // from: a pass that worked from a stale read must not overwrite a newer status, nor start a command for an
 // Execution deleted meanwhile. It reports whether the pass's status stands (written, or unchanged); a
 // conflict is not an error worth reporting, the pass simply runs again on fresh data.
-func (r *ExecutionReconciler) patchStatus(ctx context.Context, snapshot, ex *v1.Execution) (bool, error) {
+func (r *ExecutionReconciler) patchStatus(ctx context.Context, snapshot, ex *dsv1alpha1.Execution) (bool, error) {
 	if equality.Semantic.DeepEqual(snapshot.Status, ex.Status) {
 		return true, nil
 	}
@@ -150,7 +150,7 @@ func (r *ExecutionReconciler) patchStatus(ctx context.Context, snapshot, ex *v1.
 }
 
 // expire deletes a finished Execution ttlSecondsAfterFinished after it ended.
-func (r *ExecutionReconciler) expire(ctx context.Context, ex *v1.Execution) (ctrl.Result, error) {
+func (r *ExecutionReconciler) expire(ctx context.Context, ex *dsv1alpha1.Execution) (ctrl.Result, error) {
 	ttl := ex.Spec.TTLSecondsAfterFinished
 	if ttl == nil || ex.Status.FinishTime == nil {
 		return ctrl.Result{}, nil
@@ -162,6 +162,6 @@ func (r *ExecutionReconciler) expire(ctx context.Context, ex *v1.Execution) (ctr
 	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, ex, client.Preconditions{UID: &uid}))
 }
 
-func finished(ex *v1.Execution) bool {
-	return ex.Status.Phase == v1.ExecutionSucceeded || ex.Status.Phase == v1.ExecutionFailed
+func finished(ex *dsv1alpha1.Execution) bool {
+	return ex.Status.Phase == dsv1alpha1.ExecutionSucceeded || ex.Status.Phase == dsv1alpha1.ExecutionFailed
 }

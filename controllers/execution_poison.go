@@ -10,7 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // poisonSandbox marks the topology a command ran in TopologyPoisoned with reason: the agent killed its
@@ -19,9 +19,9 @@ import (
 // reconciler, which then stops the topology and reports the Sandbox Stalled with the same reason. It waits
 // for this write (see ExecutionRuns.Running) instead of calling the stopped primary PrimaryExited. A topology
 // rolled since, or already poisoned, is left as it is.
-func (r *ExecutionReconciler) poisonSandbox(ctx context.Context, ex *v1.Execution, t runTarget, reason, message string) error {
+func (r *ExecutionReconciler) poisonSandbox(ctx context.Context, ex *dsv1alpha1.Execution, t runTarget, reason, message string) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		sbx := &v1.Sandbox{}
+		sbx := &dsv1alpha1.Sandbox{}
 		if err := r.APIReader.Get(ctx, t.sandbox, sbx); err != nil {
 			return client.IgnoreNotFound(err)
 		}
@@ -29,7 +29,7 @@ func (r *ExecutionReconciler) poisonSandbox(ctx context.Context, ex *v1.Executio
 			return nil
 		}
 		before := sbx.DeepCopy()
-		setCondition(sbx, v1.ConditionTopologyPoisoned, true, reason, message)
+		setCondition(sbx, dsv1alpha1.ConditionTopologyPoisoned, true, reason, message)
 		if err := r.Status().Patch(ctx, sbx, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return client.IgnoreNotFound(err)
 		}
@@ -43,12 +43,12 @@ func (r *ExecutionReconciler) poisonSandbox(ctx context.Context, ex *v1.Executio
 // endLost ends an Execution left Running by an agent that is gone: whether its command ran, and how, is
 // unknown, and the command may still run in the container. So the container is stopped, the Sandbox
 // poisoned, and the Execution fails as Lost, never run again.
-func (r *ExecutionReconciler) endLost(ctx context.Context, ex *v1.Execution) error {
-	live := &v1.Execution{}
+func (r *ExecutionReconciler) endLost(ctx context.Context, ex *dsv1alpha1.Execution) error {
+	live := &dsv1alpha1.Execution{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ex), live); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if live.UID != ex.UID || live.Status.Phase != v1.ExecutionRunning {
+	if live.UID != ex.UID || live.Status.Phase != dsv1alpha1.ExecutionRunning {
 		return nil // the cache is behind a run of this agent that has just ended
 	}
 	t := runTarget{
@@ -59,10 +59,10 @@ func (r *ExecutionReconciler) endLost(ctx context.Context, ex *v1.Execution) err
 	if err := r.Driver.StopContainer(ctx, t.container(), 0); err != nil {
 		return err
 	}
-	if err := r.poisonSandbox(ctx, ex, t, v1.ReasonLost, msg); err != nil {
+	if err := r.poisonSandbox(ctx, ex, t, dsv1alpha1.ReasonLost, msg); err != nil {
 		return err
 	}
-	settle(ex, v1.ExecutionFailed, v1.ReasonLost, msg)
+	settle(ex, dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonLost, msg)
 	ex.Status.SandboxKilled = true
 	return nil
 }

@@ -10,19 +10,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // reconcileQueued keeps a waiting Execution Queued, fails it when its Sandbox can never run it, or, when it is
 // first in its Sandbox's queue and the Sandbox is Ready, records it Running and returns where to run it.
-func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *v1.Execution, sbx *v1.Sandbox) (*runTarget, error) {
+func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (*runTarget, error) {
 	st := &ex.Status
 	st.NodeName = r.Options.Node
 	if st.QueueTime == nil {
 		st.QueueTime = r.arrival(ex)
 	}
 	if sbx == nil {
-		settle(ex, v1.ExecutionFailed, v1.ReasonSandboxNotReady, fmt.Sprintf("Sandbox %s no longer exists", ex.Spec.SandboxName))
+		settle(ex, dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonSandboxNotReady, fmt.Sprintf("Sandbox %s no longer exists", ex.Spec.SandboxName))
 		return nil, nil
 	}
 	if refuse, wait := admit(ex, sbx); refuse != "" || wait != "" {
@@ -35,7 +35,7 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *v1.Execut
 	}
 	// The cache may lag behind the Sandbox: start only in one that is Ready now, in the topology it is
 	// Ready in.
-	live := &v1.Sandbox{}
+	live := &dsv1alpha1.Sandbox{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sbx), live); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
@@ -44,8 +44,8 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *v1.Execut
 		return nil, nil // the Sandbox's watch event brings the next pass
 	}
 	now := metav1.NowMicro()
-	st.Phase, st.StartTime, st.TopologyGeneration = v1.ExecutionRunning, &now, live.Status.TopologyGeneration
-	setExecutionConditions(ex, v1.ReasonRunning, "the command is running")
+	st.Phase, st.StartTime, st.TopologyGeneration = dsv1alpha1.ExecutionRunning, &now, live.Status.TopologyGeneration
+	setExecutionConditions(ex, dsv1alpha1.ReasonRunning, "the command is running")
 	return &runTarget{
 		sandbox:    client.ObjectKeyFromObject(live),
 		sandboxUID: live.UID,
@@ -55,9 +55,9 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *v1.Execut
 
 // admit says whether the Sandbox can run the Execution: refuse says why it never will, wait what it is still
 // doing while it may later; both are empty when it can now.
-func admit(ex *v1.Execution, sbx *v1.Sandbox) (refuse, wait string) {
-	ready := meta.FindStatusCondition(sbx.Status.Conditions, v1.ConditionReady)
-	stalled := meta.FindStatusCondition(sbx.Status.Conditions, v1.ConditionStalled)
+func admit(ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (refuse, wait string) {
+	ready := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionReady)
+	stalled := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionStalled)
 	switch owner := sandboxOwner(ex); {
 	case owner != "" && owner != sbx.UID:
 		return fmt.Sprintf("the Sandbox %s it was created for was deleted", sbx.Name), ""
@@ -69,7 +69,7 @@ func admit(ex *v1.Execution, sbx *v1.Sandbox) (refuse, wait string) {
 		return "", "its agent has not yet acted on its latest spec"
 	case stalled != nil && stalled.Status == metav1.ConditionTrue:
 		return fmt.Sprintf("Sandbox %s cannot run commands: %s", sbx.Name, stalled.Message), ""
-	case ready != nil && ready.Status == metav1.ConditionTrue && sbx.Status.Phase == v1.SandboxRunning:
+	case ready != nil && ready.Status == metav1.ConditionTrue && sbx.Status.Phase == dsv1alpha1.SandboxRunning:
 		return "", ""
 	case ready != nil:
 		return "", fmt.Sprintf("it is %s: %s", sbx.Status.Phase, ready.Message)
@@ -77,9 +77,9 @@ func admit(ex *v1.Execution, sbx *v1.Sandbox) (refuse, wait string) {
 	return "", "it has not started yet"
 }
 
-func (r *ExecutionReconciler) refuseOrWait(ex *v1.Execution, refuse, wait string) {
+func (r *ExecutionReconciler) refuseOrWait(ex *dsv1alpha1.Execution, refuse, wait string) {
 	if refuse != "" {
-		settle(ex, v1.ExecutionFailed, v1.ReasonSandboxNotReady, refuse+"; the command did not run")
+		settle(ex, dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonSandboxNotReady, refuse+"; the command did not run")
 		return
 	}
 	queued(ex, fmt.Sprintf("waiting for Sandbox %s to be Ready: %s", ex.Spec.SandboxName, wait))
@@ -87,12 +87,12 @@ func (r *ExecutionReconciler) refuseOrWait(ex *v1.Execution, refuse, wait string
 
 // ahead names the Execution this one waits for: one running in the Sandbox, or the first one queued before
 // it; "" when it is first.
-func (r *ExecutionReconciler) ahead(ctx context.Context, ex *v1.Execution, sbx *v1.Sandbox) (string, error) {
+func (r *ExecutionReconciler) ahead(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (string, error) {
 	if name := r.Runs.runningIn(sbx.UID); name != "" {
 		return name, nil
 	}
-	var list v1.ExecutionList
-	if err := r.List(ctx, &list, client.InNamespace(ex.Namespace), client.MatchingFields{v1.FieldExecutionSandboxName: sbx.Name}); err != nil {
+	var list dsv1alpha1.ExecutionList
+	if err := r.List(ctx, &list, client.InNamespace(ex.Namespace), client.MatchingFields{dsv1alpha1.FieldExecutionSandboxName: sbx.Name}); err != nil {
 		return "", err
 	}
 	first := ex
@@ -101,7 +101,7 @@ func (r *ExecutionReconciler) ahead(ctx context.Context, ex *v1.Execution, sbx *
 		switch owner := sandboxOwner(other); {
 		case other.UID == ex.UID || finished(other) || !other.DeletionTimestamp.IsZero() || (owner != "" && owner != sbx.UID):
 			continue
-		case other.Status.Phase == v1.ExecutionRunning:
+		case other.Status.Phase == dsv1alpha1.ExecutionRunning:
 			return other.Name, nil
 		case queuedBefore(other, first, r.seen):
 			first = other
@@ -116,7 +116,7 @@ func (r *ExecutionReconciler) ahead(ctx context.Context, ex *v1.Execution, sbx *
 // queuedBefore orders a Sandbox's queue by creation: creationTimestamp first (whole seconds), then the time
 // the agent saw each Execution arrive (the watch delivers creations in order), then the name. One whose
 // arrival the agent does not know comes after those it does within the same second.
-func queuedBefore(a, b *v1.Execution, seen func(*v1.Execution) *metav1.MicroTime) bool {
+func queuedBefore(a, b *dsv1alpha1.Execution, seen func(*dsv1alpha1.Execution) *metav1.MicroTime) bool {
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
@@ -130,7 +130,7 @@ func queuedBefore(a, b *v1.Execution, seen func(*v1.Execution) *metav1.MicroTime
 }
 
 // seen is when the agent saw the Execution arrive: its stamp, or the arrival noted before it was stamped.
-func (r *ExecutionReconciler) seen(ex *v1.Execution) *metav1.MicroTime {
+func (r *ExecutionReconciler) seen(ex *dsv1alpha1.Execution) *metav1.MicroTime {
 	if ex.Status.QueueTime != nil {
 		return ex.Status.QueueTime
 	}
@@ -142,7 +142,7 @@ func (r *ExecutionReconciler) seen(ex *v1.Execution) *metav1.MicroTime {
 }
 
 // arrival is when the watch delivered the Execution to this agent, or now if it did not note it.
-func (r *ExecutionReconciler) arrival(ex *v1.Execution) *metav1.MicroTime {
+func (r *ExecutionReconciler) arrival(ex *dsv1alpha1.Execution) *metav1.MicroTime {
 	if at := r.seen(ex); at != nil {
 		return at
 	}
@@ -151,7 +151,7 @@ func (r *ExecutionReconciler) arrival(ex *v1.Execution) *metav1.MicroTime {
 }
 
 // noteArrival remembers when an Execution the agent has not stamped yet arrived, and forgets it once stamped.
-func (r *ExecutionReconciler) noteArrival(ex *v1.Execution) {
+func (r *ExecutionReconciler) noteArrival(ex *dsv1alpha1.Execution) {
 	if ex.Status.QueueTime != nil {
 		r.arrivals.Delete(ex.UID)
 		return
@@ -161,7 +161,7 @@ func (r *ExecutionReconciler) noteArrival(ex *v1.Execution) {
 
 // ensureOwner makes the Sandbox the Execution's controlling owner, so that a cluster's garbage collector
 // deletes it with its Sandbox. Clients usually set it at creation; this covers those that do not.
-func (r *ExecutionReconciler) ensureOwner(ctx context.Context, ex *v1.Execution, sbx *v1.Sandbox) error {
+func (r *ExecutionReconciler) ensureOwner(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) error {
 	if sandboxOwner(ex) != "" {
 		return nil
 	}
@@ -173,9 +173,9 @@ func (r *ExecutionReconciler) ensureOwner(ctx context.Context, ex *v1.Execution,
 }
 
 // sandboxOwner is the UID of the Sandbox that owns the Execution, "" when none does yet.
-func sandboxOwner(ex *v1.Execution) types.UID {
+func sandboxOwner(ex *dsv1alpha1.Execution) types.UID {
 	for _, ref := range ex.OwnerReferences {
-		if ref.Kind == "Sandbox" && ref.APIVersion == v1.GroupVersion.String() {
+		if ref.Kind == "Sandbox" && ref.APIVersion == dsv1alpha1.GroupVersion.String() {
 			return ref.UID
 		}
 	}

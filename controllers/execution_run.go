@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -27,13 +27,13 @@ type runTarget struct {
 
 func (t runTarget) container() string {
 	owner := dd.Owner{Namespace: t.sandbox.Namespace, Name: t.sandbox.Name, UID: string(t.sandboxUID), Generation: t.generation}
-	return dd.Name(owner, v1.RolePrimary, "")
+	return dd.Name(owner, dsv1alpha1.RolePrimary, "")
 }
 
 // launch runs the command of an Execution recorded Running, in the background: the pass that started it
 // ends at once. The run lasts until the command ends, its deadline passes, the Execution is deleted or the
 // agent stops, and then records its own outcome.
-func (r *ExecutionReconciler) launch(ex *v1.Execution, t runTarget) {
+func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, t runTarget) {
 	key := client.ObjectKeyFromObject(ex)
 	ctx, cancel := context.WithCancel(r.base)
 	r.Runs.start(key, execRun{uid: ex.UID, sandbox: t.sandboxUID, cancel: cancel})
@@ -66,7 +66,7 @@ func (r *ExecutionReconciler) launch(ex *v1.Execution, t runTarget) {
 
 // notifyEnded brings a pass for an Execution whose run has ended, which moves its Sandbox's queue along:
 // passes that ran while the run was still recording its outcome left both alone.
-func (r *ExecutionReconciler) notifyEnded(ex *v1.Execution) {
+func (r *ExecutionReconciler) notifyEnded(ex *dsv1alpha1.Execution) {
 	select {
 	case r.ended <- event.GenericEvent{Object: ex}:
 	case <-r.base.Done(): // the agent stops; its successor looks at everything anyway
@@ -75,7 +75,7 @@ func (r *ExecutionReconciler) notifyEnded(ex *v1.Execution) {
 
 // request is the driver's exec for the Execution: the command's output is capped at the lower of its
 // maxOutputBytes and the node's ceiling, and nothing it starts may outlive it.
-func (r *ExecutionReconciler) request(ex *v1.Execution) dd.ExecRequest {
+func (r *ExecutionReconciler) request(ex *dsv1alpha1.Execution) dd.ExecRequest {
 	spec := ex.Spec
 	req := dd.ExecRequest{
 		Command: spec.Command, WorkingDir: spec.WorkingDir, KillSurvivors: true,
@@ -100,7 +100,7 @@ func (r *ExecutionReconciler) request(ex *v1.Execution) dd.ExecRequest {
 // verdict is how a run ended, for the Execution and, when the agent killed (or could not vouch for) the
 // Sandbox's container, for the Sandbox too.
 type verdict struct {
-	phase    v1.ExecutionPhase
+	phase    dsv1alpha1.ExecutionPhase
 	reason   string
 	message  string
 	exitCode *int32
@@ -109,54 +109,54 @@ type verdict struct {
 }
 
 // judge reads the driver's result. Nothing is ever retried: a command that may have run has run.
-func judge(ex *v1.Execution, res dd.ExecResult, err error, agentStopping bool) verdict {
+func judge(ex *dsv1alpha1.Execution, res dd.ExecResult, err error, agentStopping bool) verdict {
 	failed := func(reason, format string, args ...any) verdict {
-		return verdict{phase: v1.ExecutionFailed, reason: reason, message: fmt.Sprintf(format, args...)}
+		return verdict{phase: dsv1alpha1.ExecutionFailed, reason: reason, message: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case res.Reason == dd.ExecDeadlineExceeded:
-		v := failed(v1.ReasonDeadlineExceeded, "Execution %s ran past timeoutSeconds (%ds): the Sandbox's container was killed", ex.Name, ex.Spec.TimeoutSeconds)
-		v.poison = v1.ReasonDeadlineExceeded
+		v := failed(dsv1alpha1.ReasonDeadlineExceeded, "Execution %s ran past timeoutSeconds (%ds): the Sandbox's container was killed", ex.Name, ex.Spec.TimeoutSeconds)
+		v.poison = dsv1alpha1.ReasonDeadlineExceeded
 		return v
 	case res.Reason == dd.ExecCanceled:
 		why := "was deleted while its command ran"
 		if agentStopping {
 			why = "was running when its agent stopped"
 		}
-		v := failed(v1.ReasonCanceled, "Execution %s %s: the Sandbox's container was killed", ex.Name, why)
-		v.poison = v1.ReasonCanceled
+		v := failed(dsv1alpha1.ReasonCanceled, "Execution %s %s: the Sandbox's container was killed", ex.Name, why)
+		v.poison = dsv1alpha1.ReasonCanceled
 		return v
 	case dd.IsNotFound(err) || dd.IsConflict(err) || dd.IsUnavailable(err):
-		return failed(v1.ReasonSandboxNotReady, "the command did not run: %v", err)
+		return failed(dsv1alpha1.ReasonSandboxNotReady, "the command did not run: %v", err)
 	case dd.IsInvalidSpec(err):
-		return failed(v1.ReasonError, "the command was refused: %v", err)
+		return failed(dsv1alpha1.ReasonError, "the command was refused: %v", err)
 	case err != nil:
-		v := failed(v1.ReasonLost, "Execution %s: the outcome is unknown (%v); the Sandbox's container is stopped", ex.Name, err)
-		v.poison, v.stop = v1.ReasonLost, true
+		v := failed(dsv1alpha1.ReasonLost, "Execution %s: the outcome is unknown (%v); the Sandbox's container is stopped", ex.Name, err)
+		v.poison, v.stop = dsv1alpha1.ReasonLost, true
 		return v
 	}
 	code := int32(res.ExitCode)
-	v := verdict{phase: v1.ExecutionSucceeded, reason: v1.ReasonCompleted, exitCode: &code,
+	v := verdict{phase: dsv1alpha1.ExecutionSucceeded, reason: dsv1alpha1.ReasonCompleted, exitCode: &code,
 		message: fmt.Sprintf("the command exited with code %d", code)}
 	switch {
 	case res.StdoutCut > 0 || res.StderrCut > 0:
-		v.phase, v.reason = v1.ExecutionFailed, v1.ReasonOutputLimitExceeded
+		v.phase, v.reason = dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonOutputLimitExceeded
 		v.message += fmt.Sprintf("; output past the cap was cut (%d bytes of stdout, %d of stderr)", res.StdoutCut, res.StderrCut)
 	case code != 0:
-		v.phase, v.reason = v1.ExecutionFailed, v1.ReasonError
+		v.phase, v.reason = dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonError
 	}
 	if res.Survivors > 0 {
 		v.message += fmt.Sprintf("; it left %d processes running, so the Sandbox's container was killed", res.Survivors)
-		v.poison = v1.ReasonLeftoverProcesses
+		v.poison = dsv1alpha1.ReasonLeftoverProcesses
 	}
 	return v
 }
 
 // record writes a run's outcome and output onto the Execution, unless it is gone (deleted, cancelled) or
 // replaced by another of the same name.
-func (r *ExecutionReconciler) record(ctx context.Context, launched *v1.Execution, v verdict, res dd.ExecResult) error {
+func (r *ExecutionReconciler) record(ctx context.Context, launched *dsv1alpha1.Execution, v verdict, res dd.ExecResult) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		ex := &v1.Execution{}
+		ex := &dsv1alpha1.Execution{}
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(launched), ex); err != nil || ex.UID != launched.UID {
 			return client.IgnoreNotFound(err)
 		}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // ExecutionWatches are how many Executions the reconciler looks at once and how it backs off.
@@ -31,8 +31,8 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // run under ctx; when the manager stops, it waits for the runs to record their outcome.
 func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, w ExecutionWatches) error {
 	r.base, r.ended = ctx, make(chan event.GenericEvent, 64)
-	err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Execution{}, v1.FieldExecutionSandboxName, func(o client.Object) []string {
-		return []string{o.(*v1.Execution).Spec.SandboxName}
+	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Execution{}, dsv1alpha1.FieldExecutionSandboxName, func(o client.Object) []string {
+		return []string{o.(*dsv1alpha1.Execution).Spec.SandboxName}
 	})
 	if err != nil {
 		return err
@@ -46,8 +46,8 @@ func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("execution").
-		Watches(&v1.Execution{}, r.executionEvents()).
-		Watches(&v1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.queueOf)).
+		Watches(&dsv1alpha1.Execution{}, r.executionEvents()).
+		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.queueOf)).
 		WatchesRawSource(source.Channel(r.ended, r.executionEvents())).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: w.Workers,
@@ -64,26 +64,26 @@ func (r *ExecutionReconciler) executionEvents() handler.Funcs {
 	}
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
-			r.noteArrival(e.Object.(*v1.Execution))
+			r.noteArrival(e.Object.(*dsv1alpha1.Execution))
 			enqueue(q, e.Object)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
-			ex := e.ObjectNew.(*v1.Execution)
+			ex := e.ObjectNew.(*dsv1alpha1.Execution)
 			r.noteArrival(ex)
 			enqueue(q, ex)
-			if e.ObjectOld.(*v1.Execution).Status.Phase != ex.Status.Phase {
+			if e.ObjectOld.(*dsv1alpha1.Execution).Status.Phase != ex.Status.Phase {
 				r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
 			r.arrivals.Delete(e.Object.GetUID())
 			enqueue(q, e.Object)
-			if ex, ok := e.Object.(*v1.Execution); ok {
+			if ex, ok := e.Object.(*dsv1alpha1.Execution); ok {
 				r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
 			}
 		},
 		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) { // a run ended
-			ex := e.Object.(*v1.Execution)
+			ex := e.Object.(*dsv1alpha1.Execution)
 			enqueue(q, ex)
 			r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
 		},
@@ -103,8 +103,8 @@ func (r *ExecutionReconciler) queueOf(ctx context.Context, sbx client.Object) []
 }
 
 func (r *ExecutionReconciler) unfinished(ctx context.Context, namespace, sandbox string) []reconcile.Request {
-	var list v1.ExecutionList
-	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{v1.FieldExecutionSandboxName: sandbox}); err != nil {
+	var list dsv1alpha1.ExecutionList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{dsv1alpha1.FieldExecutionSandboxName: sandbox}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the Executions of a Sandbox", "sandbox", sandbox)
 		return nil
 	}

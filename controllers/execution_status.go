@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // Kubernetes Event reasons about Executions.
@@ -20,21 +20,21 @@ const (
 const maxMessage = 1024
 
 // queued keeps the Execution waiting, saying for what.
-func queued(ex *v1.Execution, message string) {
-	ex.Status.Phase = v1.ExecutionQueued
-	setExecutionConditions(ex, v1.ReasonQueued, message)
+func queued(ex *dsv1alpha1.Execution, message string) {
+	ex.Status.Phase = dsv1alpha1.ExecutionQueued
+	setExecutionConditions(ex, dsv1alpha1.ReasonQueued, message)
 }
 
 // settle ends the Execution with a phase and a reason, and records when.
-func settle(ex *v1.Execution, phase v1.ExecutionPhase, reason, message string) {
+func settle(ex *dsv1alpha1.Execution, phase dsv1alpha1.ExecutionPhase, reason, message string) {
 	now := metav1.NowMicro()
 	ex.Status.Phase, ex.Status.FinishTime = phase, &now
 	setExecutionConditions(ex, reason, message)
 }
 
 // announce records the Event of an Execution whose end was just written.
-func (r *ExecutionReconciler) announce(ex *v1.Execution) {
-	if ex.Status.Phase == v1.ExecutionSucceeded {
+func (r *ExecutionReconciler) announce(ex *dsv1alpha1.Execution) {
+	if ex.Status.Phase == dsv1alpha1.ExecutionSucceeded {
 		r.Recorder.Eventf(ex, nil, corev1.EventTypeNormal, EventExecutionSucceeded, "Run", "%s", ex.Status.Message)
 		return
 	}
@@ -44,7 +44,7 @@ func (r *ExecutionReconciler) announce(ex *v1.Execution) {
 // setExecutionConditions writes reason and message, and Ready, Reconciling and Stalled from the phase, so
 // that kstatus reads a queued or running Execution as InProgress, a succeeded one as Current and a failed
 // one as Failed.
-func setExecutionConditions(ex *v1.Execution, reason, message string) {
+func setExecutionConditions(ex *dsv1alpha1.Execution, reason, message string) {
 	if len(message) > maxMessage {
 		message = strings.ToValidUTF8(message[:maxMessage-3], "") + "..."
 	}
@@ -60,7 +60,7 @@ func setExecutionConditions(ex *v1.Execution, reason, message string) {
 			Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: ex.Generation,
 		})
 	}
-	set(v1.ConditionReady, phase == v1.ExecutionSucceeded)
-	set(v1.ConditionReconciling, phase == v1.ExecutionQueued || phase == v1.ExecutionRunning)
-	set(v1.ConditionStalled, phase == v1.ExecutionFailed)
+	set(dsv1alpha1.ConditionReady, phase == dsv1alpha1.ExecutionSucceeded)
+	set(dsv1alpha1.ConditionReconciling, phase == dsv1alpha1.ExecutionQueued || phase == dsv1alpha1.ExecutionRunning)
+	set(dsv1alpha1.ConditionStalled, phase == dsv1alpha1.ExecutionFailed)
 }

@@ -10,37 +10,37 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
 func TestJudge(t *testing.T) {
-	ex := &v1.Execution{ObjectMeta: metav1.ObjectMeta{Name: "e"}, Spec: v1.ExecutionSpec{TimeoutSeconds: 1}}
+	ex := &dsv1alpha1.Execution{ObjectMeta: metav1.ObjectMeta{Name: "e"}, Spec: dsv1alpha1.ExecutionSpec{TimeoutSeconds: 1}}
 	uncertain := dd.NewError(dd.KindUncertain, dd.PhaseExec, "c", "the output stream broke")
 	for _, tc := range []struct {
 		name     string
 		res      dd.ExecResult
 		err      error
 		stopping bool
-		phase    v1.ExecutionPhase
+		phase    dsv1alpha1.ExecutionPhase
 		reason   string
 		poison   string
 		stop     bool
 		exit     *int32
 	}{
-		{name: "exit 0", res: dd.ExecResult{Reason: dd.ExecCompleted}, phase: v1.ExecutionSucceeded, reason: v1.ReasonCompleted, exit: code(0)},
-		{name: "exit 3", res: dd.ExecResult{Reason: dd.ExecCompleted, ExitCode: 3}, phase: v1.ExecutionFailed, reason: v1.ReasonError, exit: code(3)},
-		{name: "output cut", res: dd.ExecResult{Reason: dd.ExecCompleted, StderrCut: 1}, phase: v1.ExecutionFailed, reason: v1.ReasonOutputLimitExceeded, exit: code(0)},
-		{name: "deadline", res: dd.ExecResult{Reason: dd.ExecDeadlineExceeded, ContainerKilled: true}, phase: v1.ExecutionFailed, reason: v1.ReasonDeadlineExceeded, poison: v1.ReasonDeadlineExceeded},
-		{name: "deadline, kill failed", res: dd.ExecResult{Reason: dd.ExecDeadlineExceeded}, err: uncertain, phase: v1.ExecutionFailed, reason: v1.ReasonDeadlineExceeded, poison: v1.ReasonDeadlineExceeded},
-		{name: "deleted", res: dd.ExecResult{Reason: dd.ExecCanceled}, phase: v1.ExecutionFailed, reason: v1.ReasonCanceled, poison: v1.ReasonCanceled},
-		{name: "agent stopping", res: dd.ExecResult{Reason: dd.ExecCanceled}, stopping: true, phase: v1.ExecutionFailed, reason: v1.ReasonCanceled, poison: v1.ReasonCanceled},
-		{name: "not running", err: dd.NewError(dd.KindConflict, dd.PhaseExec, "c", "paused"), phase: v1.ExecutionFailed, reason: v1.ReasonSandboxNotReady},
-		{name: "gone", err: dd.NewError(dd.KindNotFound, dd.PhaseExec, "c", ""), phase: v1.ExecutionFailed, reason: v1.ReasonSandboxNotReady},
-		{name: "daemon down", err: dd.NewError(dd.KindUnavailable, dd.PhaseExec, "c", ""), phase: v1.ExecutionFailed, reason: v1.ReasonSandboxNotReady},
-		{name: "uncertain", err: uncertain, phase: v1.ExecutionFailed, reason: v1.ReasonLost, poison: v1.ReasonLost, stop: true},
-		{name: "foreign error", err: errors.New("boom"), phase: v1.ExecutionFailed, reason: v1.ReasonLost, poison: v1.ReasonLost, stop: true},
-		{name: "survivors", res: dd.ExecResult{Reason: dd.ExecCompleted, Survivors: 2, ContainerKilled: true}, phase: v1.ExecutionSucceeded, reason: v1.ReasonCompleted, poison: v1.ReasonLeftoverProcesses, exit: code(0)},
+		{name: "exit 0", res: dd.ExecResult{Reason: dd.ExecCompleted}, phase: dsv1alpha1.ExecutionSucceeded, reason: dsv1alpha1.ReasonCompleted, exit: code(0)},
+		{name: "exit 3", res: dd.ExecResult{Reason: dd.ExecCompleted, ExitCode: 3}, phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonError, exit: code(3)},
+		{name: "output cut", res: dd.ExecResult{Reason: dd.ExecCompleted, StderrCut: 1}, phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonOutputLimitExceeded, exit: code(0)},
+		{name: "deadline", res: dd.ExecResult{Reason: dd.ExecDeadlineExceeded, ContainerKilled: true}, phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonDeadlineExceeded, poison: dsv1alpha1.ReasonDeadlineExceeded},
+		{name: "deadline, kill failed", res: dd.ExecResult{Reason: dd.ExecDeadlineExceeded}, err: uncertain, phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonDeadlineExceeded, poison: dsv1alpha1.ReasonDeadlineExceeded},
+		{name: "deleted", res: dd.ExecResult{Reason: dd.ExecCanceled}, phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonCanceled, poison: dsv1alpha1.ReasonCanceled},
+		{name: "agent stopping", res: dd.ExecResult{Reason: dd.ExecCanceled}, stopping: true, phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonCanceled, poison: dsv1alpha1.ReasonCanceled},
+		{name: "not running", err: dd.NewError(dd.KindConflict, dd.PhaseExec, "c", "paused"), phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonSandboxNotReady},
+		{name: "gone", err: dd.NewError(dd.KindNotFound, dd.PhaseExec, "c", ""), phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonSandboxNotReady},
+		{name: "daemon down", err: dd.NewError(dd.KindUnavailable, dd.PhaseExec, "c", ""), phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonSandboxNotReady},
+		{name: "uncertain", err: uncertain, phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonLost, poison: dsv1alpha1.ReasonLost, stop: true},
+		{name: "foreign error", err: errors.New("boom"), phase: dsv1alpha1.ExecutionFailed, reason: dsv1alpha1.ReasonLost, poison: dsv1alpha1.ReasonLost, stop: true},
+		{name: "survivors", res: dd.ExecResult{Reason: dd.ExecCompleted, Survivors: 2, ContainerKilled: true}, phase: dsv1alpha1.ExecutionSucceeded, reason: dsv1alpha1.ReasonCompleted, poison: dsv1alpha1.ReasonLeftoverProcesses, exit: code(0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -92,15 +92,15 @@ func TestKeptOutputStaysWithinBudget(t *testing.T) {
 	g.Expect(utf8.ValidString(first(halve("ééé", 0)))).To(BeTrue())
 }
 
-func stamp(ex *v1.Execution) *metav1.MicroTime { return ex.Status.QueueTime }
+func stamp(ex *dsv1alpha1.Execution) *metav1.MicroTime { return ex.Status.QueueTime }
 
 func first(s string, _ int64) string { return s }
 
 func TestQueuedBefore(t *testing.T) {
 	g := NewWithT(t)
 	sec := metav1.NewTime(time.Unix(100, 0))
-	at := func(name string, created metav1.Time, seen *time.Time) *v1.Execution {
-		ex := &v1.Execution{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: created}}
+	at := func(name string, created metav1.Time, seen *time.Time) *dsv1alpha1.Execution {
+		ex := &dsv1alpha1.Execution{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: created}}
 		if seen != nil {
 			mt := metav1.NewMicroTime(*seen)
 			ex.Status.QueueTime = &mt

@@ -9,17 +9,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 )
 
 // newTestPuller returns a puller over a fake daemon, and the channel its wakeups arrive on.
-func newTestPuller(t *testing.T) (*ImagePuller, *fake.Driver, chan event.TypedGenericEvent[*v1.Sandbox]) {
+func newTestPuller(t *testing.T) (*ImagePuller, *fake.Driver, chan event.TypedGenericEvent[*dsv1alpha1.Sandbox]) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	docker := fake.New("node-a")
-	out := make(chan event.TypedGenericEvent[*v1.Sandbox], 64)
+	out := make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 64)
 	return NewImagePuller(ctx, docker, NewWakeups(ctx, out)), docker, out
 }
 
@@ -30,7 +30,7 @@ func request(ref, name string, until time.Duration) PullRequest {
 }
 
 // woken collects the names of the Sandboxes woken within d.
-func woken(out <-chan event.TypedGenericEvent[*v1.Sandbox], d time.Duration) map[string]int {
+func woken(out <-chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], d time.Duration) map[string]int {
 	got := map[string]int{}
 	deadline := time.After(d)
 	for {

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // Metrics on the manager's endpoint, next to controller-runtime's own.
@@ -42,11 +42,11 @@ func init() {
 // recordTransitions counts what a status write made true: the first Ready of a Sandbox (its first topology
 // running, or its run succeeded) and a poisoning. It runs only after the write succeeded, which the
 // resourceVersion guard makes the one write of that transition.
-func recordTransitions(before, after *v1.Sandbox) {
-	ready := meta.FindStatusCondition(after.Status.Conditions, v1.ConditionReady)
+func recordTransitions(before, after *dsv1alpha1.Sandbox) {
+	ready := meta.FindStatusCondition(after.Status.Conditions, dsv1alpha1.ConditionReady)
 	if ready != nil && ready.Status == metav1.ConditionTrue && after.Status.TopologyGeneration == 1 &&
-		(ready.Reason == v1.ReasonRunning || ready.Reason == v1.ReasonCompleted) &&
-		!meta.IsStatusConditionTrue(before.Status.Conditions, v1.ConditionReady) {
+		(ready.Reason == dsv1alpha1.ReasonRunning || ready.Reason == dsv1alpha1.ReasonCompleted) &&
+		!meta.IsStatusConditionTrue(before.Status.Conditions, dsv1alpha1.ConditionReady) {
 		kind := "session"
 		if len(after.Spec.Command) > 0 {
 			kind = "run"
@@ -54,7 +54,7 @@ func recordTransitions(before, after *v1.Sandbox) {
 		readySeconds.WithLabelValues(kind).Observe(time.Since(after.CreationTimestamp.Time).Seconds())
 	}
 	if isPoisoned(after) && !isPoisoned(before) {
-		reason := meta.FindStatusCondition(after.Status.Conditions, v1.ConditionTopologyPoisoned).Reason
+		reason := meta.FindStatusCondition(after.Status.Conditions, dsv1alpha1.ConditionTopologyPoisoned).Reason
 		poisonings.WithLabelValues(reason).Inc()
 	}
 }
@@ -79,19 +79,19 @@ func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	var list v1.SandboxList
+	var list dsv1alpha1.SandboxList
 	if err := c.reader.List(ctx, &list); err != nil {
 		return // cache not started or stopped: report nothing rather than zeros
 	}
-	counts := map[v1.SandboxPhase]int{}
-	for _, p := range []v1.SandboxPhase{v1.SandboxPending, v1.SandboxStarting, v1.SandboxRunning, v1.SandboxPaused,
-		v1.SandboxSucceeded, v1.SandboxFailed, v1.SandboxTerminating} {
+	counts := map[dsv1alpha1.SandboxPhase]int{}
+	for _, p := range []dsv1alpha1.SandboxPhase{dsv1alpha1.SandboxPending, dsv1alpha1.SandboxStarting, dsv1alpha1.SandboxRunning, dsv1alpha1.SandboxPaused,
+		dsv1alpha1.SandboxSucceeded, dsv1alpha1.SandboxFailed, dsv1alpha1.SandboxTerminating} {
 		counts[p] = 0
 	}
 	for _, sbx := range list.Items {
 		phase := sbx.Status.Phase
 		if phase == "" {
-			phase = v1.SandboxPending
+			phase = dsv1alpha1.SandboxPending
 		}
 		counts[phase]++
 	}

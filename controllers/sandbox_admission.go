@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // Capacity: the node takes at most Options.Capacity Sandboxes. Binding an unbound Sandbox needs fewer than
@@ -23,7 +23,7 @@ import (
 // resourceVersion, so of several agents racing for one Sandbox exactly one wins. Without room it says so in
 // status, in words every agent would use, so that agents never fight over the message. A Sandbox that
 // restores from a Checkpoint is bound only by the node that stores it (see restoreBinding).
-func (r *SandboxReconciler) reconcileUnbound(ctx context.Context, sbx *v1.Sandbox) (ctrl.Result, error) {
+func (r *SandboxReconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	if !sbx.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
@@ -41,11 +41,11 @@ func (r *SandboxReconciler) reconcileUnbound(ctx context.Context, sbx *v1.Sandbo
 	}
 	snapshot := sbx.DeepCopy()
 	if wait != nil {
-		setCondition(sbx, v1.ConditionScheduled, false, wait.reason, wait.message)
+		setCondition(sbx, dsv1alpha1.ConditionScheduled, false, wait.reason, wait.message)
 		applyOutcome(sbx, *wait)
 	} else {
-		setCondition(sbx, v1.ConditionScheduled, false, v1.ReasonNoCapacity, "waiting for an agent with room")
-		applyOutcome(sbx, outcome{phase: v1.SandboxPending, reason: v1.ReasonUnscheduled, message: "no agent has bound the Sandbox yet"})
+		setCondition(sbx, dsv1alpha1.ConditionScheduled, false, dsv1alpha1.ReasonNoCapacity, "waiting for an agent with room")
+		applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonUnscheduled, message: "no agent has bound the Sandbox yet"})
 	}
 	if _, err := r.patchStatus(ctx, snapshot, sbx); err != nil {
 		return ctrl.Result{}, err
@@ -55,7 +55,7 @@ func (r *SandboxReconciler) reconcileUnbound(ctx context.Context, sbx *v1.Sandbo
 
 // bind sets spec.nodeName to this node when the node has room. handled is true when the Sandbox is bound,
 // by this agent or (a lost race) another.
-func (r *SandboxReconciler) bind(ctx context.Context, sbx *v1.Sandbox) (handled bool, err error) {
+func (r *SandboxReconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled bool, err error) {
 	r.admission.Lock()
 	defer r.admission.Unlock()
 	room, err := r.hasRoom(ctx, sbx.UID, false)
@@ -79,8 +79,8 @@ func (r *SandboxReconciler) bind(ctx context.Context, sbx *v1.Sandbox) (handled 
 }
 
 // ensureAdmitted adds the cleanup finalizer, which admits the Sandbox, when the node has room for it.
-func (r *SandboxReconciler) ensureAdmitted(ctx context.Context, sbx *v1.Sandbox) (bool, error) {
-	if controllerutil.ContainsFinalizer(sbx, v1.FinalizerCleanup) {
+func (r *SandboxReconciler) ensureAdmitted(ctx context.Context, sbx *dsv1alpha1.Sandbox) (bool, error) {
+	if controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup) {
 		return true, nil
 	}
 	r.admission.Lock()
@@ -90,7 +90,7 @@ func (r *SandboxReconciler) ensureAdmitted(ctx context.Context, sbx *v1.Sandbox)
 		return false, err
 	}
 	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.AddFinalizer(sbx, v1.FinalizerCleanup)
+	controllerutil.AddFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
 	if err := r.Patch(ctx, sbx, patch); err != nil {
 		return false, err
 	}
@@ -99,11 +99,11 @@ func (r *SandboxReconciler) ensureAdmitted(ctx context.Context, sbx *v1.Sandbox)
 }
 
 // reportNoCapacity is the status of a Sandbox bound here that has to wait for room.
-func (r *SandboxReconciler) reportNoCapacity(sbx *v1.Sandbox) ctrl.Result {
+func (r *SandboxReconciler) reportNoCapacity(sbx *dsv1alpha1.Sandbox) ctrl.Result {
 	msg := fmt.Sprintf("node %s already runs its capacity of %d Sandboxes; waiting for room", r.Options.Node, r.Options.Capacity)
 	sbx.Status.NodeName = r.Options.Node
-	setCondition(sbx, v1.ConditionScheduled, false, v1.ReasonNoCapacity, msg)
-	applyOutcome(sbx, outcome{phase: v1.SandboxPending, reason: v1.ReasonNoCapacity, message: msg})
+	setCondition(sbx, dsv1alpha1.ConditionScheduled, false, dsv1alpha1.ReasonNoCapacity, msg)
+	applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonNoCapacity, message: msg})
 	sbx.Status.ObservedGeneration = sbx.Generation
 	return ctrl.Result{RequeueAfter: r.Options.BindRetry}
 }
@@ -113,14 +113,14 @@ func (r *SandboxReconciler) reportNoCapacity(sbx *v1.Sandbox) ctrl.Result {
 // cache may not show yet, a bind or admission made a moment ago, is counted from r.recent. Callers hold
 // r.admission.
 func (r *SandboxReconciler) hasRoom(ctx context.Context, self types.UID, admittedOnly bool) (bool, error) {
-	var list v1.SandboxList
+	var list dsv1alpha1.SandboxList
 	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil { // read only
 		return false, err
 	}
 	taken := make(map[types.UID]bool, len(list.Items))
 	for i := range list.Items {
 		item := &list.Items[i]
-		admitted := controllerutil.ContainsFinalizer(item, v1.FinalizerCleanup)
+		admitted := controllerutil.ContainsFinalizer(item, dsv1alpha1.FinalizerCleanup)
 		if admitted {
 			delete(r.recent, item.UID) // the cache shows it now
 		}

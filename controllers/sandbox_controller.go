@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
 )
@@ -82,7 +82,7 @@ func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	if sbx.Spec.NodeName == "" {
 		return r.reconcileUnbound(ctx, sbx)
 	}
-	if !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, v1.FinalizerCleanup) {
+	if !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup) {
 		return ctrl.Result{}, nil // never admitted, so nothing was made for it
 	}
 	admitted, err := r.ensureAdmitted(ctx, sbx)
@@ -116,9 +116,9 @@ func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 
 // fetch reads the Sandbox from the node's cache, then from the cache of unbound ones; nil when it is in
 // neither (deleted, or bound to another node).
-func (r *SandboxReconciler) fetch(ctx context.Context, key types.NamespacedName) (*v1.Sandbox, error) {
+func (r *SandboxReconciler) fetch(ctx context.Context, key types.NamespacedName) (*dsv1alpha1.Sandbox, error) {
 	for _, reader := range []client.Reader{r.Client, r.Unbound} {
-		sbx := &v1.Sandbox{}
+		sbx := &dsv1alpha1.Sandbox{}
 		err := reader.Get(ctx, key, sbx)
 		if err == nil {
 			return sbx, nil
@@ -133,8 +133,8 @@ func (r *SandboxReconciler) fetch(ctx context.Context, key types.NamespacedName)
 // patchStatus writes the status once, when it changed, guarded by the resourceVersion the pass started
 // from: a pass that worked from a stale read must not overwrite a newer status. A conflict is not an error
 // worth reporting; the pass is simply run again on fresh data.
-func (r *SandboxReconciler) patchStatus(ctx context.Context, snapshot, sbx *v1.Sandbox) (requeue bool, err error) {
-	cleanedUp := !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, v1.FinalizerCleanup)
+func (r *SandboxReconciler) patchStatus(ctx context.Context, snapshot, sbx *dsv1alpha1.Sandbox) (requeue bool, err error) {
+	cleanedUp := !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
 	if cleanedUp || equality.Semantic.DeepEqual(snapshot.Status, sbx.Status) {
 		return false, nil
 	}
@@ -153,7 +153,7 @@ func (r *SandboxReconciler) patchStatus(ctx context.Context, snapshot, sbx *v1.S
 
 // reconcileNormal converges the Sandbox one step after another; a step that has to wait, or that settles
 // the Sandbox, ends the pass. Every step is idempotent, so a pass cut short anywhere is simply run again.
-func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *v1.Sandbox) (ctrl.Result, error) {
+func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	s := newScope(sbx)
 	var err error
 	for _, run := range []step{

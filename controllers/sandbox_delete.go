@@ -10,23 +10,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
 // reconcileDelete removes everything Docker holds for the Sandbox and lets the Sandbox go only once Docker
 // confirms that nothing is left. A removal that fails or whose outcome is uncertain keeps the finalizer,
 // says so in the conditions, and is retried with backoff.
-func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *v1.Sandbox) (ctrl.Result, error) {
+func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	r.probes.forget(client.ObjectKeyFromObject(sbx))
-	applyOutcome(sbx, outcome{phase: v1.SandboxTerminating, reason: v1.ReasonDeleting, message: "removing the Sandbox's containers, network and workspace"})
+	applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxTerminating, reason: dsv1alpha1.ReasonDeleting, message: "removing the Sandbox's containers, network and workspace"})
 	if err := r.removeOwned(ctx, sbx.UID, sbx.Spec.Services); err != nil {
-		applyOutcome(sbx, outcome{phase: v1.SandboxTerminating, reason: v1.ReasonCleanupFailed,
+		applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxTerminating, reason: dsv1alpha1.ReasonCleanupFailed,
 			message: fmt.Sprintf("Docker has not confirmed the removal (%v); the Sandbox stays until it does", err)})
 		return ctrl.Result{}, err
 	}
 	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(sbx, v1.FinalizerCleanup)
+	controllerutil.RemoveFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
 	switch err := r.Patch(ctx, sbx, patch); {
 	case apierrors.IsConflict(err):
 		return ctrl.Result{RequeueAfter: staleRetry}, nil // from a stale read; confirmed again on fresh data
@@ -50,7 +50,7 @@ func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *v1.Sandbox
 // Sandbox's topology subnet. The sweeper uses it for orphans, whose spec (and so service order) is gone:
 // services is nil then.
 func (r *SandboxReconciler) removeOwned(ctx context.Context, uid types.UID, services []string) error {
-	match := map[string]string{v1.LabelUID: string(uid)}
+	match := map[string]string{dsv1alpha1.LabelUID: string(uid)}
 	containers, err := r.Driver.ListContainers(ctx, match)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (r *SandboxReconciler) removeOwned(ctx context.Context, uid types.UID, serv
 	}
 	var holders []string
 	for _, c := range removalOrder(byName, services) {
-		if _, role, _ := dd.OwnerFromLabels(c.Labels); role == v1.RoleHolder {
+		if _, role, _ := dd.OwnerFromLabels(c.Labels); role == dsv1alpha1.RoleHolder {
 			holders = append(holders, c.Name)
 			continue
 		}

@@ -3,7 +3,7 @@ package controllers
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // Kubernetes Event reasons. An Event is recorded only when the agent did something or saw something happen,
@@ -28,7 +28,7 @@ const (
 )
 
 // event records a Kubernetes Event about sbx. action is what the agent did, in one word.
-func (r *SandboxReconciler) event(sbx *v1.Sandbox, warning bool, reason, action, note string, args ...any) {
+func (r *SandboxReconciler) event(sbx *dsv1alpha1.Sandbox, warning bool, reason, action, note string, args ...any) {
 	typ := corev1.EventTypeNormal
 	if warning {
 		typ = corev1.EventTypeWarning

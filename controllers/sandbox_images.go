@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -22,8 +22,8 @@ const (
 type imageNeed struct {
 	what   string // whose image it is, for people: "the primary container", "service db"
 	image  string
-	policy v1.PullPolicy
-	secret *v1.LocalObjectReference
+	policy dsv1alpha1.PullPolicy
+	secret *dsv1alpha1.LocalObjectReference
 	spec   dd.ContainerSpec // the container it is for, whose mounts must cover its VOLUMEs
 }
 
@@ -75,17 +75,17 @@ func (r *SandboxReconciler) imageNeeds(s *scope) []imageNeed {
 // or stop when the pass ends on it (Stalled, or an error).
 func (r *SandboxReconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*outcome, bool, error) {
 	if r.Options.RequireDigest && !pinned(n.image) {
-		s.stalled(v1.SandboxFailed, v1.ReasonImageNotPinned, "node %s runs only images pinned by digest (name@sha256:<digest>); the image of %s, %s, is not", r.Options.Node, n.what, n.image)
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPinned, "node %s runs only images pinned by digest (name@sha256:<digest>); the image of %s, %s, is not", r.Options.Node, n.what, n.image)
 		return nil, true, nil
 	}
 	img, err := r.Driver.InspectImage(ctx, n.image)
 	if err != nil {
-		stop, err := s.fail(v1.ReasonImageFailed, "inspecting the image of "+n.what, err)
+		stop, err := s.fail(dsv1alpha1.ReasonImageFailed, "inspecting the image of "+n.what, err)
 		return nil, stop, err
 	}
-	if n.policy == v1.PullNever {
+	if n.policy == dsv1alpha1.PullNever {
 		if !img.Exists {
-			s.stalled(v1.SandboxFailed, v1.ReasonImageNotPresent, "imagePullPolicy of %s is Never and node %s does not hold its image %s", n.what, r.Options.Node, n.image)
+			s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPresent, "imagePullPolicy of %s is Never and node %s does not hold its image %s", n.what, r.Options.Node, n.image)
 			s.after(r.Options.SpecRetry) // it may be loaded onto the node before the startup deadline
 			return nil, true, nil
 		}
@@ -94,7 +94,7 @@ func (r *SandboxReconciler) ensureImage(ctx context.Context, s *scope, n imageNe
 	auth, authErr := r.pullAuth(ctx, s.sbx.Namespace, n.secret, n.image) // needed only for a pull
 	req := PullRequest{Ref: n.image, Auth: auth, Waiter: s.key(), Start: s.startID(), Until: s.startupDeadline}
 	st, brought := r.Images.Brought(req)
-	if !img.Exists || (n.policy == v1.PullAlways && !brought) {
+	if !img.Exists || (n.policy == dsv1alpha1.PullAlways && !brought) {
 		if authErr != nil {
 			return r.credentialsProblem(s, n, authErr)
 		}
@@ -103,7 +103,7 @@ func (r *SandboxReconciler) ensureImage(ctx context.Context, s *scope, n imageNe
 	if brought {
 		r.followPull(s, n, st)
 		if !digestMatches(n.image, st.Result.Digest, img.RepoDigests) {
-			s.stalled(v1.SandboxFailed, v1.ReasonImageDigestMismatch, "the pull of %s for %s brought content of digest %q, not the digest it is pinned to", n.image, n.what, st.Result.Digest)
+			s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageDigestMismatch, "the pull of %s for %s brought content of digest %q, not the digest it is pinned to", n.image, n.what, st.Result.Digest)
 			return nil, true, nil
 		}
 	}
@@ -119,14 +119,14 @@ func (r *SandboxReconciler) credentialsProblem(s *scope, n imageNeed, err error)
 	switch {
 	case errors.As(err, &missing):
 		s.after(r.Options.SpecRetry)
-		return &outcome{phase: v1.SandboxStarting, reason: v1.ReasonSecretNotFound,
+		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonSecretNotFound,
 			message: fmt.Sprintf("the image of %s needs %v", n.what, missing)}, false, nil
 	case errors.As(err, &invalid):
-		s.stalled(v1.SandboxFailed, v1.ReasonImagePullSecretInvalid, "the image of %s cannot be pulled: %v", n.what, invalid)
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImagePullSecretInvalid, "the image of %s cannot be pulled: %v", n.what, invalid)
 		s.after(r.Options.SpecRetry)
 		return nil, true, nil
 	}
-	stop, err := s.fail(v1.ReasonImagePullFailed, "reading the imagePullSecret of "+n.what, err)
+	stop, err := s.fail(dsv1alpha1.ReasonImagePullFailed, "reading the imagePullSecret of "+n.what, err)
 	return nil, stop, err
 }
 
@@ -138,7 +138,7 @@ func (r *SandboxReconciler) followPull(s *scope, n imageNeed, st PullState) *out
 		if st.News {
 			r.event(s.sbx, false, EventPulling, "Pull", "pulling image %s for %s", n.image, n.what)
 		}
-		return &outcome{phase: v1.SandboxStarting, reason: v1.ReasonImagePulling, message: pullingMessage(n, st)}
+		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePulling, message: pullingMessage(n, st)}
 	case st.Err != nil:
 		why := driverReason(st.Err)
 		if st.News {
@@ -146,7 +146,7 @@ func (r *SandboxReconciler) followPull(s *scope, n imageNeed, st PullState) *out
 				n.image, n.what, why, time.Until(st.RetryAt).Round(time.Second))
 		}
 		s.after(time.Until(st.RetryAt))
-		return &outcome{phase: v1.SandboxStarting, reason: v1.ReasonImagePullFailed,
+		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePullFailed,
 			message: fmt.Sprintf("pulling image %s for %s failed: %s", n.image, n.what, why)}
 	}
 	if st.News {
@@ -200,7 +200,7 @@ func (r *SandboxReconciler) checkVolumes(s *scope, n imageNeed, img dd.ImageInfo
 	if len(vs) == 0 {
 		return false
 	}
-	s.stalled(v1.SandboxFailed, v1.ReasonImageDeclaresVolumes, "image %s of %s declares VOLUME %s; cover each with a scratch mount (spec.scratch) or the workspace",
+	s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageDeclaresVolumes, "image %s of %s declares VOLUME %s; cover each with a scratch mount (spec.scratch) or the workspace",
 		n.image, n.what, strings.Join(vs, ", "))
 	return true
 }
@@ -211,7 +211,7 @@ func (s *scope) startID() string {
 }
 
 // scratchMounts turns scratch mounts into the container's tmpfs mounts.
-func scratchMounts(scratch []v1.ScratchMount) []dd.TmpfsMount {
+func scratchMounts(scratch []dsv1alpha1.ScratchMount) []dd.TmpfsMount {
 	out := make([]dd.TmpfsMount, 0, len(scratch))
 	for _, m := range scratch {
 		out = append(out, dd.TmpfsMount{Target: m.MountPath, SizeBytes: m.Size.Value()})

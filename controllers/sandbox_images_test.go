@@ -13,7 +13,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -51,7 +51,7 @@ func TestPullAuthReadsTheRegistrysEntry(t *testing.T) {
 	}
 	r := &SandboxReconciler{APIReader: fake.NewClientBuilder().WithScheme(scheme).WithRuntimeObjects(secrets...).Build()}
 	auth := func(secret, image string) (*dd.RegistryAuth, error) {
-		return r.pullAuth(context.Background(), "ns", &v1.LocalObjectReference{Name: secret}, image)
+		return r.pullAuth(context.Background(), "ns", &dsv1alpha1.LocalObjectReference{Name: secret}, image)
 	}
 
 	a, err := auth("regcred", "team/tool:1")
@@ -84,16 +84,16 @@ func TestDigestMatches(t *testing.T) {
 
 func TestScratchRollsTheTopologyButPullSettingsDoNot(t *testing.T) {
 	g := NewWithT(t)
-	base := v1.SandboxSpec{Image: "img:1"}
-	hash := func(spec v1.SandboxSpec) string { return topologyHash(&spec, nil, nil) }
+	base := dsv1alpha1.SandboxSpec{Image: "img:1"}
+	hash := func(spec dsv1alpha1.SandboxSpec) string { return topologyHash(&spec, nil, nil) }
 	h := hash(base)
 
 	changed := base
-	changed.ImagePullPolicy, changed.StartupDeadlineSeconds = v1.PullAlways, 30
-	changed.ImagePullSecret = &v1.LocalObjectReference{Name: "regcred"}
+	changed.ImagePullPolicy, changed.StartupDeadlineSeconds = dsv1alpha1.PullAlways, 30
+	changed.ImagePullSecret = &dsv1alpha1.LocalObjectReference{Name: "regcred"}
 	g.Expect(hash(changed)).To(Equal(h), "they matter only at the next start")
 	changed = base
-	changed.Scratch = []v1.ScratchMount{{MountPath: "/data", Size: resource.MustParse("8Mi")}}
+	changed.Scratch = []dsv1alpha1.ScratchMount{{MountPath: "/data", Size: resource.MustParse("8Mi")}}
 	g.Expect(hash(changed)).NotTo(Equal(h))
 	g.Expect(scratchMounts(changed.Scratch)).To(Equal([]dd.TmpfsMount{{Target: "/data", SizeBytes: 8 << 20}}))
 }

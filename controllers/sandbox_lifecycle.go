@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -17,7 +17,7 @@ func (r *SandboxReconciler) ensureLifecycle(ctx context.Context, s *scope) (bool
 		return false, nil
 	}
 	order := s.topologyContainers() // services in start order, then the primary
-	pause := s.sbx.Spec.Lifecycle == v1.LifecyclePaused
+	pause := s.sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused
 	if pause {
 		slices.Reverse(order)
 	}
@@ -33,20 +33,20 @@ func (r *SandboxReconciler) ensureLifecycle(ctx context.Context, s *scope) (bool
 			continue
 		}
 		if err != nil {
-			setCondition(s.sbx, v1.ConditionPaused, false, v1.ReasonPauseFailed, "freezing or thawing the topology failed")
-			return s.fail(v1.ReasonPauseFailed, "freezing or thawing "+c.Name, err)
+			setCondition(s.sbx, dsv1alpha1.ConditionPaused, false, dsv1alpha1.ReasonPauseFailed, "freezing or thawing the topology failed")
+			return s.fail(dsv1alpha1.ReasonPauseFailed, "freezing or thawing "+c.Name, err)
 		}
 		changed = true
 	}
 	if !pause {
-		setCondition(s.sbx, v1.ConditionPaused, false, v1.ReasonRunning, "not paused")
+		setCondition(s.sbx, dsv1alpha1.ConditionPaused, false, dsv1alpha1.ReasonRunning, "not paused")
 		if changed {
 			r.event(s.sbx, false, EventResumed, "Resume", "every container of the Sandbox thawed")
 		}
 		return false, nil
 	}
-	setCondition(s.sbx, v1.ConditionPaused, true, v1.ReasonPaused, "every container of the Sandbox is frozen")
-	s.ready(v1.SandboxPaused, v1.ReasonPaused, "frozen as spec.lifecycle asks; processes, memory and files are kept")
+	setCondition(s.sbx, dsv1alpha1.ConditionPaused, true, dsv1alpha1.ReasonPaused, "every container of the Sandbox is frozen")
+	s.ready(dsv1alpha1.SandboxPaused, dsv1alpha1.ReasonPaused, "frozen as spec.lifecycle asks; processes, memory and files are kept")
 	if changed {
 		r.event(s.sbx, false, EventPaused, "Pause", "every container of the Sandbox frozen")
 	}

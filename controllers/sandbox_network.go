@@ -3,7 +3,7 @@ package controllers
 import (
 	"context"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -33,7 +33,7 @@ func (r *SandboxReconciler) ensureOwnNetwork(ctx context.Context, s *scope) (boo
 	name := s.networkName()
 	n, ok := s.networks[name]
 	if !ok {
-		spec := dd.NetworkSpec{Name: name, Owner: s.owner(s.gen()), Internal: mode == v1.NetworkNone || mode == "", ICC: true}
+		spec := dd.NetworkSpec{Name: name, Owner: s.owner(s.gen()), Internal: mode == dsv1alpha1.NetworkNone || mode == "", ICC: true}
 		if stop, err := r.topologySubnet(ctx, s, &spec); stop || err != nil {
 			return stop, err
 		}
@@ -42,7 +42,7 @@ func (r *SandboxReconciler) ensureOwnNetwork(ctx context.Context, s *scope) (boo
 			if r.subnetTakenElsewhere(ctx, s, spec, err) {
 				return true, nil
 			}
-			return s.fail(v1.ReasonNetworkFailed, "creating the topology network", err)
+			return s.fail(dsv1alpha1.ReasonNetworkFailed, "creating the topology network", err)
 		}
 		s.networks[name] = n
 		r.event(s.sbx, false, EventNetworkCreated, "Create", "network %s created", name)
@@ -75,7 +75,7 @@ func (r *SandboxReconciler) releaseSharedNetwork(ctx context.Context) error {
 }
 
 // usesSharedNetwork: a Sandbox without services that may reach out joins the node's shared bridge.
-func usesSharedNetwork(sbx *v1.Sandbox) bool {
+func usesSharedNetwork(sbx *dsv1alpha1.Sandbox) bool {
 	mode := sbx.Spec.Network.Mode
-	return len(sbx.Spec.Services) == 0 && mode != v1.NetworkNone && mode != ""
+	return len(sbx.Spec.Services) == 0 && mode != dsv1alpha1.NetworkNone && mode != ""
 }

@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -21,7 +21,7 @@ func (r *SandboxReconciler) followPrimary(ctx context.Context, s *scope) (bool, 
 		if s.isRun() {
 			return r.loseRun(s)
 		}
-		return r.poison(ctx, s, v1.ReasonPrimaryExited, "the primary container was removed")
+		return r.poison(ctx, s, dsv1alpha1.ReasonPrimaryExited, "the primary container was removed")
 	}
 	return false, nil
 }
@@ -35,10 +35,10 @@ func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, 
 	if !c.Exists {
 		if s.attachment.Name == dd.NodeNetworkName(r.Options.Node) {
 			if err := r.ensureSharedNetwork(ctx); err != nil {
-				return s.fail(v1.ReasonNetworkFailed, "creating the node's shared network", err)
+				return s.fail(dsv1alpha1.ReasonNetworkFailed, "creating the node's shared network", err)
 			}
 		}
-		info, stop, err := r.create(ctx, s, r.primarySpec(s), s.sbx.Spec.Env, v1.ReasonStartFailed, "the primary container")
+		info, stop, err := r.create(ctx, s, r.primarySpec(s), s.sbx.Spec.Env, dsv1alpha1.ReasonStartFailed, "the primary container")
 		if stop || err != nil {
 			return stop, err
 		}
@@ -47,7 +47,7 @@ func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, 
 	st.ContainerID = c.ID
 	if c.State == dd.StateCreated {
 		if err := r.Driver.StartContainer(ctx, c.Name); err != nil {
-			return s.fail(v1.ReasonStartFailed, "starting the primary container", err)
+			return s.fail(dsv1alpha1.ReasonStartFailed, "starting the primary container", err)
 		}
 		c.State, c.StartedAt = dd.StateRunning, time.Now()
 		r.event(s.sbx, false, EventStarted, "Start", "primary container started")
@@ -60,9 +60,9 @@ func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, 
 		return stop, err
 	}
 	if s.isRun() {
-		s.waiting(v1.SandboxRunning, v1.ReasonRunning, "the command is running")
+		s.waiting(dsv1alpha1.SandboxRunning, dsv1alpha1.ReasonRunning, "the command is running")
 	} else {
-		s.ready(v1.SandboxRunning, v1.ReasonRunning, "the primary container is running")
+		s.ready(dsv1alpha1.SandboxRunning, dsv1alpha1.ReasonRunning, "the primary container is running")
 	}
 	return false, nil
 }
@@ -76,16 +76,16 @@ func (r *SandboxReconciler) primaryEnded(ctx context.Context, s *scope, c dd.Con
 	if r.Execs != nil && r.Execs.Running(s.sbx.UID) {
 		// The run of an Execution killed it (deadline, cancel) or will find it gone; it poisons the topology
 		// with the reason why, which this Sandbox's next pass reads back.
-		s.waiting(v1.SandboxRunning, v1.ReasonRunning, "the primary container stopped while an Execution ran; waiting for its outcome")
+		s.waiting(dsv1alpha1.SandboxRunning, dsv1alpha1.ReasonRunning, "the primary container stopped while an Execution ran; waiting for its outcome")
 		s.after(staleRetry)
 		return true, nil
 	}
 	if at, ok := deadline(s, c); ok && !c.FinishedAt.Before(at) {
 		s.sbx.Status.FinishTime = &metav1.Time{Time: c.FinishedAt}
-		s.stalled(v1.SandboxFailed, v1.ReasonDeadlineExceeded, sessionDeadlineMessage)
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonDeadlineExceeded, sessionDeadlineMessage)
 		return true, nil
 	}
-	return r.poison(ctx, s, v1.ReasonPrimaryExited, "the primary container stopped with exit code %d", c.ExitCode)
+	return r.poison(ctx, s, dsv1alpha1.ReasonPrimaryExited, "the primary container stopped with exit code %d", c.ExitCode)
 }
 
 // deadline is when activeDeadlineSeconds runs out for the primary c, counted from its start.
@@ -108,12 +108,12 @@ func (r *SandboxReconciler) enforceDeadline(ctx context.Context, s *scope, c dd.
 		return false, nil
 	}
 	if err := r.Driver.StopContainer(ctx, c.Name, 0); err != nil {
-		return s.fail(v1.ReasonDeadlineExceeded, "killing the primary container at its deadline", err)
+		return s.fail(dsv1alpha1.ReasonDeadlineExceeded, "killing the primary container at its deadline", err)
 	}
 	r.event(s.sbx, true, EventDeadlineExceeded, "Kill", "activeDeadlineSeconds (%d) reached: the primary container was killed", *s.sbx.Spec.ActiveDeadlineSeconds)
 	killed, err := r.Driver.ObserveContainer(ctx, c.Name)
 	if err != nil {
-		return s.fail(v1.ReasonDockerUnavailable, "observing the primary container", err)
+		return s.fail(dsv1alpha1.ReasonDockerUnavailable, "observing the primary container", err)
 	}
 	s.containers[c.Name] = killed
 	if !ended(killed) {

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -22,14 +22,14 @@ const (
 // period × failureThreshold from its start (Docker's start time, so a restarted agent gives no more); a
 // check that outlasts its timeout has the container killed by the driver (its exec deadline rule) and so
 // fails the service at once.
-func (r *SandboxReconciler) checkReadiness(ctx context.Context, s *scope, svc *v1.SandboxService, c dd.ContainerInfo, st *v1.ServiceInstanceStatus) (bool, error) {
+func (r *SandboxReconciler) checkReadiness(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, c dd.ContainerInfo, st *dsv1alpha1.ServiceInstanceStatus) (bool, error) {
 	rd := svc.Spec.Readiness
 	if rd == nil {
 		return r.markReady(s, svc, st), nil
 	}
 	period, threshold := seconds(rd.PeriodSeconds, defaultPeriod), failureThreshold(rd)
 	first := c.StartedAt.Add(time.Duration(rd.InitialDelaySeconds) * time.Second)
-	s.waiting(v1.SandboxStarting, v1.ReasonWaitingForServices, "waiting for service %q to pass readiness", svc.Name)
+	s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonWaitingForServices, "waiting for service %q to pass readiness", svc.Name)
 	if wait := time.Until(first); wait > 0 {
 		s.after(wait)
 		return true, nil
@@ -40,22 +40,22 @@ func (r *SandboxReconciler) checkReadiness(ctx context.Context, s *scope, svc *v
 		s.after(period) // it stopped meanwhile; its die event brings the next pass, which poisons
 		return true, nil
 	case err != nil:
-		return s.fail(v1.ReasonServiceReadinessFailed, "checking readiness of service "+svc.Name, err)
+		return s.fail(dsv1alpha1.ReasonServiceReadinessFailed, "checking readiness of service "+svc.Name, err)
 	case passed:
 		return r.markReady(s, svc, st), nil
 	case killed:
-		st.State, st.Message = v1.ServiceFailed, "its readiness check outlasted its timeout"
-		return r.poison(ctx, s, v1.ReasonServiceReadinessFailed, "service %q: a readiness check outlasted its timeout and the service was stopped", svc.Name)
+		st.State, st.Message = dsv1alpha1.ServiceFailed, "its readiness check outlasted its timeout"
+		return r.poison(ctx, s, dsv1alpha1.ReasonServiceReadinessFailed, "service %q: a readiness check outlasted its timeout and the service was stopped", svc.Name)
 	case !time.Now().Before(first.Add(period * time.Duration(threshold))):
-		st.State, st.Message = v1.ServiceFailed, "it never passed readiness"
-		return r.poison(ctx, s, v1.ReasonServiceReadinessFailed, "service %q did not pass readiness within %d checks", svc.Name, threshold)
+		st.State, st.Message = dsv1alpha1.ServiceFailed, "it never passed readiness"
+		return r.poison(ctx, s, dsv1alpha1.ReasonServiceReadinessFailed, "service %q did not pass readiness within %d checks", svc.Name, threshold)
 	}
 	s.after(period)
 	return true, nil
 }
 
-func (r *SandboxReconciler) markReady(s *scope, svc *v1.SandboxService, st *v1.ServiceInstanceStatus) bool {
-	st.State, st.Message = v1.ServiceReady, ""
+func (r *SandboxReconciler) markReady(s *scope, svc *dsv1alpha1.SandboxService, st *dsv1alpha1.ServiceInstanceStatus) bool {
+	st.State, st.Message = dsv1alpha1.ServiceReady, ""
 	r.event(s.sbx, false, EventServiceReady, "Check", "service %s is ready", svc.Name)
 	return false
 }
@@ -63,7 +63,7 @@ func (r *SandboxReconciler) markReady(s *scope, svc *v1.SandboxService, st *v1.S
 // checkLiveness keeps checking a ready service every period; failureThreshold failures in a row poison the
 // topology. A frozen (paused) service is not checked. Only services that declare readiness cause these
 // periodic passes; nothing else about an idle Sandbox is polled.
-func (r *SandboxReconciler) checkLiveness(ctx context.Context, s *scope, svc *v1.SandboxService, c dd.ContainerInfo, st *v1.ServiceInstanceStatus) (bool, error) {
+func (r *SandboxReconciler) checkLiveness(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, c dd.ContainerInfo, st *dsv1alpha1.ServiceInstanceStatus) (bool, error) {
 	rd := svc.Spec.Readiness
 	if rd == nil || c.State != dd.StateRunning {
 		return false, nil
@@ -75,19 +75,19 @@ func (r *SandboxReconciler) checkLiveness(ctx context.Context, s *scope, svc *v1
 	}
 	passed, killed, err := r.probe(ctx, c.Name, rd)
 	if err != nil && !dd.IsConflict(err) && !dd.IsNotFound(err) {
-		return s.fail(v1.ReasonServiceUnhealthy, "checking readiness of service "+svc.Name, err)
+		return s.fail(dsv1alpha1.ReasonServiceUnhealthy, "checking readiness of service "+svc.Name, err)
 	}
 	failures := r.probes.record(s.key(), c.Name, passed, period)
 	if killed || failures >= threshold {
-		st.State, st.Message = v1.ServiceFailed, "it failed readiness after being ready"
-		return r.poison(ctx, s, v1.ReasonServiceUnhealthy, "service %q failed readiness %d times in a row", svc.Name, max(failures, 1))
+		st.State, st.Message = dsv1alpha1.ServiceFailed, "it failed readiness after being ready"
+		return r.poison(ctx, s, dsv1alpha1.ReasonServiceUnhealthy, "service %q failed readiness %d times in a row", svc.Name, max(failures, 1))
 	}
 	s.after(period)
 	return false, nil
 }
 
 // probe runs a readiness command once; only its exit code counts.
-func (r *SandboxReconciler) probe(ctx context.Context, container string, rd *v1.Readiness) (passed, killed bool, err error) {
+func (r *SandboxReconciler) probe(ctx context.Context, container string, rd *dsv1alpha1.Readiness) (passed, killed bool, err error) {
 	res, err := r.Driver.Exec(ctx, container, dd.ExecRequest{
 		Command: rd.Command, Timeout: seconds(rd.TimeoutSeconds, defaultTimeout), OutputLimit: r.Options.ProbeLimit,
 	})
@@ -97,7 +97,7 @@ func (r *SandboxReconciler) probe(ctx context.Context, container string, rd *v1.
 	return res.Reason == dd.ExecCompleted && res.ExitCode == 0, res.ContainerKilled, nil
 }
 
-func failureThreshold(rd *v1.Readiness) int {
+func failureThreshold(rd *dsv1alpha1.Readiness) int {
 	if rd.FailureThreshold <= 0 {
 		return defaultThreshold
 	}

@@ -8,18 +8,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
 // scope is what one pass over a bound Sandbox has learnt and where it has got to.
 type scope struct {
-	sbx *v1.Sandbox
+	sbx *dsv1alpha1.Sandbox
 
-	services []*v1.SandboxService // spec.services in order; nil where the SandboxService does not exist
-	missing  string               // the first service named in spec that does not exist
-	resolved bool                 // services and hash were read this pass
-	hash     string               // topologyHash of the spec as it is now
+	services []*dsv1alpha1.SandboxService // spec.services in order; nil where the SandboxService does not exist
+	missing  string                       // the first service named in spec that does not exist
+	resolved bool                         // services and hash were read this pass
+	hash     string                       // topologyHash of the spec as it is now
 
 	containers map[string]dd.ContainerInfo // the Sandbox's containers (any generation), by Docker name
 	networks   map[string]dd.NetworkInfo   // its own networks (any generation), by Docker name
@@ -34,9 +34,9 @@ type scope struct {
 // or failed), having set the outcome.
 type step func(ctx context.Context, s *scope) (stop bool, err error)
 
-func newScope(sbx *v1.Sandbox) *scope {
+func newScope(sbx *dsv1alpha1.Sandbox) *scope {
 	s := &scope{sbx: sbx}
-	s.waiting(v1.SandboxStarting, v1.ReasonCreating, "building the topology")
+	s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonCreating, "building the topology")
 	return s
 }
 
@@ -52,12 +52,12 @@ func (s *scope) owner(gen int64) dd.Owner {
 	return dd.Owner{Namespace: s.sbx.Namespace, Name: s.sbx.Name, UID: string(s.sbx.UID), Generation: gen}
 }
 
-func (s *scope) primaryName() string { return dd.Name(s.owner(s.gen()), v1.RolePrimary, "") }
-func (s *scope) networkName() string { return dd.Name(s.owner(s.gen()), v1.RoleNetwork, "") }
-func (s *scope) holderName() string  { return dd.Name(s.owner(0), v1.RoleHolder, "") }
-func (s *scope) volumeName() string  { return dd.Name(s.owner(0), v1.RoleWorkspace, "") }
+func (s *scope) primaryName() string { return dd.Name(s.owner(s.gen()), dsv1alpha1.RolePrimary, "") }
+func (s *scope) networkName() string { return dd.Name(s.owner(s.gen()), dsv1alpha1.RoleNetwork, "") }
+func (s *scope) holderName() string  { return dd.Name(s.owner(0), dsv1alpha1.RoleHolder, "") }
+func (s *scope) volumeName() string  { return dd.Name(s.owner(0), dsv1alpha1.RoleWorkspace, "") }
 func (s *scope) serviceName(service string) string {
-	return dd.Name(s.owner(s.gen()), v1.RoleService, service)
+	return dd.Name(s.owner(s.gen()), dsv1alpha1.RoleService, service)
 }
 
 func (s *scope) isRun() bool { return len(s.sbx.Spec.Command) > 0 }
@@ -70,15 +70,15 @@ func (s *scope) after(d time.Duration) {
 	}
 }
 
-func (s *scope) waiting(phase v1.SandboxPhase, reason, format string, args ...any) {
+func (s *scope) waiting(phase dsv1alpha1.SandboxPhase, reason, format string, args ...any) {
 	s.outcome = outcome{phase: phase, reason: reason, message: fmt.Sprintf(format, args...)}
 }
 
-func (s *scope) ready(phase v1.SandboxPhase, reason, format string, args ...any) {
+func (s *scope) ready(phase dsv1alpha1.SandboxPhase, reason, format string, args ...any) {
 	s.outcome = outcome{phase: phase, ready: true, reason: reason, message: fmt.Sprintf(format, args...)}
 }
 
-func (s *scope) stalled(phase v1.SandboxPhase, reason, format string, args ...any) {
+func (s *scope) stalled(phase dsv1alpha1.SandboxPhase, reason, format string, args ...any) {
 	s.outcome = outcome{phase: phase, stalled: true, reason: reason, message: fmt.Sprintf(format, args...)}
 }
 
@@ -93,10 +93,10 @@ func (s *scope) fail(reason, doing string, err error) (bool, error) {
 	}
 	switch derr.Kind {
 	case dd.KindInvalidSpec:
-		s.stalled(v1.SandboxFailed, reason, "%s failed: %v", doing, derr)
+		s.stalled(dsv1alpha1.SandboxFailed, reason, "%s failed: %v", doing, derr)
 		return true, nil
 	case dd.KindUnavailable:
-		reason = v1.ReasonDockerUnavailable
+		reason = dsv1alpha1.ReasonDockerUnavailable
 	}
 	s.waiting(s.sbx.Status.Phase, reason, "%s failed: %v; retrying", doing, derr)
 	return true, err

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -21,17 +21,17 @@ func (r *SandboxReconciler) ensureServices(ctx context.Context, s *scope) (bool,
 	return false, nil
 }
 
-func (r *SandboxReconciler) ensureService(ctx context.Context, s *scope, svc *v1.SandboxService, st *v1.ServiceInstanceStatus) (bool, error) {
+func (r *SandboxReconciler) ensureService(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, st *dsv1alpha1.ServiceInstanceStatus) (bool, error) {
 	c := s.containers[s.serviceName(svc.Name)]
 	switch {
 	case ended(c):
-		st.State, st.Message = v1.ServiceFailed, "its container stopped"
-		return r.poison(ctx, s, v1.ReasonServiceExited, "service %q stopped with exit code %d", svc.Name, c.ExitCode)
+		st.State, st.Message = dsv1alpha1.ServiceFailed, "its container stopped"
+		return r.poison(ctx, s, dsv1alpha1.ReasonServiceExited, "service %q stopped with exit code %d", svc.Name, c.ExitCode)
 	case !c.Exists && st.ContainerID != "":
-		st.State, st.Message = v1.ServiceFailed, "its container was removed"
-		return r.poison(ctx, s, v1.ReasonServiceExited, "service %q's container was removed", svc.Name)
+		st.State, st.Message = dsv1alpha1.ServiceFailed, "its container was removed"
+		return r.poison(ctx, s, dsv1alpha1.ReasonServiceExited, "service %q's container was removed", svc.Name)
 	case !c.Exists:
-		info, stop, err := r.create(ctx, s, r.serviceSpec(s, svc), svc.Spec.Env, v1.ReasonServiceStartFailed, "service "+svc.Name)
+		info, stop, err := r.create(ctx, s, r.serviceSpec(s, svc), svc.Spec.Env, dsv1alpha1.ReasonServiceStartFailed, "service "+svc.Name)
 		if stop || err != nil {
 			return stop, err
 		}
@@ -43,33 +43,33 @@ func (r *SandboxReconciler) ensureService(ctx context.Context, s *scope, svc *v1
 	st.ContainerID = c.ID
 	if c.State == dd.StateCreated {
 		if err := r.Driver.StartContainer(ctx, c.Name); err != nil {
-			return s.fail(v1.ReasonServiceStartFailed, "starting service "+svc.Name, err)
+			return s.fail(dsv1alpha1.ReasonServiceStartFailed, "starting service "+svc.Name, err)
 		}
 		c.State, c.StartedAt = dd.StateRunning, time.Now()
-		st.State, st.Message = v1.ServiceStarting, ""
+		st.State, st.Message = dsv1alpha1.ServiceStarting, ""
 		r.event(s.sbx, false, EventServiceStarted, "Start", "service %s started", svc.Name)
 	}
-	if st.State == v1.ServicePending {
-		st.State = v1.ServiceStarting // started by a pass whose status write was lost
+	if st.State == dsv1alpha1.ServicePending {
+		st.State = dsv1alpha1.ServiceStarting // started by a pass whose status write was lost
 	}
 	s.containers[c.Name] = c
-	if st.State == v1.ServiceReady {
+	if st.State == dsv1alpha1.ServiceReady {
 		return r.checkLiveness(ctx, s, svc, c, st)
 	}
 	return r.checkReadiness(ctx, s, svc, c, st)
 }
 
 // syncServiceStatuses keeps one status entry per service named in the spec, in spec order.
-func syncServiceStatuses(sbx *v1.Sandbox) {
-	have := map[string]v1.ServiceInstanceStatus{}
+func syncServiceStatuses(sbx *dsv1alpha1.Sandbox) {
+	have := map[string]dsv1alpha1.ServiceInstanceStatus{}
 	for _, st := range sbx.Status.Services {
 		have[st.Name] = st
 	}
-	out := make([]v1.ServiceInstanceStatus, 0, len(sbx.Spec.Services))
+	out := make([]dsv1alpha1.ServiceInstanceStatus, 0, len(sbx.Spec.Services))
 	for _, name := range sbx.Spec.Services {
 		st, ok := have[name]
 		if !ok {
-			st = v1.ServiceInstanceStatus{Name: name, State: v1.ServicePending}
+			st = dsv1alpha1.ServiceInstanceStatus{Name: name, State: dsv1alpha1.ServicePending}
 		}
 		out = append(out, st)
 	}
@@ -79,11 +79,11 @@ func syncServiceStatuses(sbx *v1.Sandbox) {
 // create makes a container the spec asks for, once the Secrets its env needs exist (its image was seen to
 // by ensureImages). A missing Secret is waited for (Secrets are not watched, so it is looked for again
 // later); an image refused by the driver is terminal.
-func (r *SandboxReconciler) create(ctx context.Context, s *scope, spec dd.ContainerSpec, env []v1.EnvVar, reason, what string) (dd.ContainerInfo, bool, error) {
+func (r *SandboxReconciler) create(ctx context.Context, s *scope, spec dd.ContainerSpec, env []dsv1alpha1.EnvVar, reason, what string) (dd.ContainerInfo, bool, error) {
 	vars, err := r.resolveEnv(ctx, s.sbx.Namespace, env)
 	var missing *missingSecretError
 	if errors.As(err, &missing) {
-		s.waiting(v1.SandboxPending, v1.ReasonSecretNotFound, "the env of %s needs %v", what, missing)
+		s.waiting(dsv1alpha1.SandboxPending, dsv1alpha1.ReasonSecretNotFound, "the env of %s needs %v", what, missing)
 		s.after(r.Options.SpecRetry)
 		return dd.ContainerInfo{}, true, nil
 	}
@@ -98,11 +98,11 @@ func (r *SandboxReconciler) create(ctx context.Context, s *scope, spec dd.Contai
 		return info, false, nil
 	case dd.PhaseOf(err) == dd.PhaseImage && dd.IsNotFound(err):
 		// Removed from the node since ensureImages saw it: the next pass sees to it again.
-		s.waiting(v1.SandboxStarting, v1.ReasonImageNotPresent, "the image of %s is no longer on node %s; looking again", what, r.Options.Node)
+		s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonImageNotPresent, "the image of %s is no longer on node %s; looking again", what, r.Options.Node)
 		s.after(staleRetry)
 		return dd.ContainerInfo{}, true, nil
 	case dd.PhaseOf(err) == dd.PhaseImage:
-		reason = v1.ReasonImageFailed
+		reason = dsv1alpha1.ReasonImageFailed
 	}
 	stop, err := s.fail(reason, "creating "+what, err)
 	return dd.ContainerInfo{}, stop, err

@@ -12,7 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -25,12 +25,12 @@ func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, er
 	st := &s.sbx.Status
 	switch {
 	case isPoisoned(s.sbx):
-		c := meta.FindStatusCondition(st.Conditions, v1.ConditionTopologyPoisoned)
-		s.stalled(v1.SandboxFailed, c.Reason, "%s", c.Message)
+		c := meta.FindStatusCondition(st.Conditions, dsv1alpha1.ConditionTopologyPoisoned)
+		s.stalled(dsv1alpha1.SandboxFailed, c.Reason, "%s", c.Message)
 	case st.Result != nil:
 		runOutcome(s)
 	case st.FinishTime != nil:
-		s.stalled(v1.SandboxFailed, v1.ReasonDeadlineExceeded, sessionDeadlineMessage)
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonDeadlineExceeded, sessionDeadlineMessage)
 	default:
 		return false, nil
 	}
@@ -51,8 +51,8 @@ func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, er
 // Sandbox; it is stopped, its workspace kept.
 func (r *SandboxReconciler) poison(ctx context.Context, s *scope, reason, format string, args ...any) (bool, error) {
 	msg := fmt.Sprintf(format, args...)
-	setCondition(s.sbx, v1.ConditionTopologyPoisoned, true, reason, msg)
-	s.stalled(v1.SandboxFailed, reason, "%s", msg)
+	setCondition(s.sbx, dsv1alpha1.ConditionTopologyPoisoned, true, reason, msg)
+	s.stalled(dsv1alpha1.SandboxFailed, reason, "%s", msg)
 	ctrl.LoggerFrom(ctx).Info("Topology poisoned", "reason", reason, "detail", msg)
 	r.event(s.sbx, true, EventPoisoned, "Poison", "%s; the topology is stopped, the workspace kept", msg)
 	return true, nil
@@ -61,10 +61,10 @@ func (r *SandboxReconciler) poison(ctx context.Context, s *scope, reason, format
 // finishRun records how a run's primary ended, with the tail of its output.
 func (r *SandboxReconciler) finishRun(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
 	code := int32(c.ExitCode)
-	res := &v1.RunResult{ExitCode: &code, Reason: runReason(s, c)}
-	tail, err := r.Driver.LogTail(ctx, c.Name, v1.MaxOutputTailBytes)
+	res := &dsv1alpha1.RunResult{ExitCode: &code, Reason: runReason(s, c)}
+	tail, err := r.Driver.LogTail(ctx, c.Name, dsv1alpha1.MaxOutputTailBytes)
 	if err != nil {
-		return s.fail(v1.ReasonRunning, "reading the run's output", err)
+		return s.fail(dsv1alpha1.ReasonRunning, "reading the run's output", err)
 	}
 	res.OutputTail, res.TruncatedBytes = outputTail(tail)
 	return r.settleRun(s, res, c.FinishedAt), nil
@@ -72,17 +72,17 @@ func (r *SandboxReconciler) finishRun(ctx context.Context, s *scope, c dd.Contai
 
 // loseRun records a run whose primary container vanished before the agent saw it end.
 func (r *SandboxReconciler) loseRun(s *scope) (bool, error) {
-	return r.settleRun(s, &v1.RunResult{Reason: v1.ReasonLost}, time.Now()), nil
+	return r.settleRun(s, &dsv1alpha1.RunResult{Reason: dsv1alpha1.ReasonLost}, time.Now()), nil
 }
 
-func (r *SandboxReconciler) settleRun(s *scope, res *v1.RunResult, finished time.Time) bool {
+func (r *SandboxReconciler) settleRun(s *scope, res *dsv1alpha1.RunResult, finished time.Time) bool {
 	s.sbx.Status.Result = res
 	s.sbx.Status.FinishTime = &metav1.Time{Time: finished}
 	for i := range s.sbx.Status.Services {
 		s.sbx.Status.Services[i].Message = "stopped: the run finished"
 	}
 	runOutcome(s)
-	r.event(s.sbx, res.Reason != v1.ReasonCompleted, runEvent(res), "Finish", "%s", describeRun(res))
+	r.event(s.sbx, res.Reason != dsv1alpha1.ReasonCompleted, runEvent(res), "Finish", "%s", describeRun(res))
 	return true
 }
 
@@ -90,38 +90,38 @@ func (r *SandboxReconciler) settleRun(s *scope, res *v1.RunResult, finished time
 func runReason(s *scope, c dd.ContainerInfo) string {
 	switch at, ok := deadline(s, c); {
 	case c.OOMKilled:
-		return v1.ReasonOOMKilled
+		return dsv1alpha1.ReasonOOMKilled
 	case ok && !c.FinishedAt.Before(at):
-		return v1.ReasonDeadlineExceeded
+		return dsv1alpha1.ReasonDeadlineExceeded
 	case c.ExitCode == 0:
-		return v1.ReasonCompleted
+		return dsv1alpha1.ReasonCompleted
 	}
-	return v1.ReasonError
+	return dsv1alpha1.ReasonError
 }
 
 func runOutcome(s *scope) {
 	res := s.sbx.Status.Result
-	if res.Reason == v1.ReasonCompleted {
-		s.ready(v1.SandboxSucceeded, v1.ReasonCompleted, "%s", describeRun(res))
+	if res.Reason == dsv1alpha1.ReasonCompleted {
+		s.ready(dsv1alpha1.SandboxSucceeded, dsv1alpha1.ReasonCompleted, "%s", describeRun(res))
 		return
 	}
-	s.stalled(v1.SandboxFailed, res.Reason, "%s", describeRun(res))
+	s.stalled(dsv1alpha1.SandboxFailed, res.Reason, "%s", describeRun(res))
 }
 
-func runEvent(res *v1.RunResult) string {
-	if res.Reason == v1.ReasonCompleted {
+func runEvent(res *dsv1alpha1.RunResult) string {
+	if res.Reason == dsv1alpha1.ReasonCompleted {
 		return EventRunSucceeded
 	}
 	return EventRunFailed
 }
 
-func describeRun(res *v1.RunResult) string {
+func describeRun(res *dsv1alpha1.RunResult) string {
 	switch res.Reason {
-	case v1.ReasonDeadlineExceeded:
+	case dsv1alpha1.ReasonDeadlineExceeded:
 		return "the command ran past activeDeadlineSeconds and was killed"
-	case v1.ReasonOOMKilled:
+	case dsv1alpha1.ReasonOOMKilled:
 		return "the command was killed by its memory limit"
-	case v1.ReasonLost:
+	case dsv1alpha1.ReasonLost:
 		return "the primary container vanished; the command's outcome is unknown"
 	}
 	return fmt.Sprintf("the command exited with code %d", *res.ExitCode)
@@ -158,7 +158,7 @@ func (r *SandboxReconciler) expire(ctx context.Context, s *scope) (bool, error) 
 // stopTopology stops every primary and service container that still runs, leaving the holder up.
 func (r *SandboxReconciler) stopTopology(ctx context.Context, s *scope) error {
 	for _, c := range removalOrder(s.containers, s.sbx.Spec.Services) {
-		if _, role, _ := dd.OwnerFromLabels(c.Labels); (role == v1.RolePrimary || role == v1.RoleService) && alive(c) {
+		if _, role, _ := dd.OwnerFromLabels(c.Labels); (role == dsv1alpha1.RolePrimary || role == dsv1alpha1.RoleService) && alive(c) {
 			if err := r.Driver.StopContainer(ctx, c.Name, r.Options.StopGrace); err != nil {
 				return err
 			}

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/utils/ptr"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -34,18 +34,18 @@ func TestOutputTail(t *testing.T) {
 func TestRunReason(t *testing.T) {
 	g := NewWithT(t)
 	start := time.Now().Add(-time.Minute)
-	s := &scope{sbx: &v1.Sandbox{Spec: v1.SandboxSpec{Command: []string{"x"}, ActiveDeadlineSeconds: ptr.To[int64](10)}}}
+	s := &scope{sbx: &dsv1alpha1.Sandbox{Spec: dsv1alpha1.SandboxSpec{Command: []string{"x"}, ActiveDeadlineSeconds: ptr.To[int64](10)}}}
 	for name, tc := range map[string]struct {
 		c    dd.ContainerInfo
 		want string
 	}{
-		"zero":         {c: dd.ContainerInfo{StartedAt: start, FinishedAt: start.Add(time.Second)}, want: v1.ReasonCompleted},
-		"non-zero":     {c: dd.ContainerInfo{StartedAt: start, FinishedAt: start.Add(time.Second), ExitCode: 2}, want: v1.ReasonError},
-		"oom":          {c: dd.ContainerInfo{StartedAt: start, FinishedAt: start.Add(time.Second), ExitCode: 137, OOMKilled: true}, want: v1.ReasonOOMKilled},
-		"past the end": {c: dd.ContainerInfo{StartedAt: start, FinishedAt: start.Add(10 * time.Second), ExitCode: 137}, want: v1.ReasonDeadlineExceeded},
+		"zero":         {c: dd.ContainerInfo{StartedAt: start, FinishedAt: start.Add(time.Second)}, want: dsv1alpha1.ReasonCompleted},
+		"non-zero":     {c: dd.ContainerInfo{StartedAt: start, FinishedAt: start.Add(time.Second), ExitCode: 2}, want: dsv1alpha1.ReasonError},
+		"oom":          {c: dd.ContainerInfo{StartedAt: start, FinishedAt: start.Add(time.Second), ExitCode: 137, OOMKilled: true}, want: dsv1alpha1.ReasonOOMKilled},
+		"past the end": {c: dd.ContainerInfo{StartedAt: start, FinishedAt: start.Add(10 * time.Second), ExitCode: 137}, want: dsv1alpha1.ReasonDeadlineExceeded},
 	} {
 		g.Expect(runReason(s, tc.c)).To(Equal(tc.want), name)
 	}
-	g.Expect(describeRun(&v1.RunResult{Reason: v1.ReasonError, ExitCode: ptr.To[int32](2)})).To(ContainSubstring("code 2"))
-	g.Expect(strings.Contains(describeRun(&v1.RunResult{Reason: v1.ReasonLost}), "unknown")).To(BeTrue())
+	g.Expect(describeRun(&dsv1alpha1.RunResult{Reason: dsv1alpha1.ReasonError, ExitCode: ptr.To[int32](2)})).To(ContainSubstring("code 2"))
+	g.Expect(strings.Contains(describeRun(&dsv1alpha1.RunResult{Reason: dsv1alpha1.ReasonLost}), "unknown")).To(BeTrue())
 }

@@ -13,7 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -32,9 +32,9 @@ var holderLimits = dd.Resources{MemoryBytes: 8 << 20, NanoCPUs: 10_000_000, PIDs
 // resolveSpec reads the SandboxServices the spec names and hashes what the topology would be built from.
 // A missing SandboxService is noted, not failed: whether it matters depends on the topology's state.
 func (r *SandboxReconciler) resolveSpec(ctx context.Context, s *scope) (bool, error) {
-	s.services = make([]*v1.SandboxService, len(s.sbx.Spec.Services))
+	s.services = make([]*dsv1alpha1.SandboxService, len(s.sbx.Spec.Services))
 	for i, name := range s.sbx.Spec.Services {
-		svc := &v1.SandboxService{}
+		svc := &dsv1alpha1.SandboxService{}
 		err := r.Get(ctx, types.NamespacedName{Namespace: s.sbx.Namespace, Name: name}, svc)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -42,7 +42,7 @@ func (r *SandboxReconciler) resolveSpec(ctx context.Context, s *scope) (bool, er
 				s.missing = name
 			}
 		case err != nil:
-			return s.fail(v1.ReasonServiceNotFound, "reading SandboxService "+name, err)
+			return s.fail(dsv1alpha1.ReasonServiceNotFound, "reading SandboxService "+name, err)
 		default:
 			s.services[i] = svc
 		}
@@ -59,13 +59,13 @@ func (r *SandboxReconciler) resolveSpec(ctx context.Context, s *scope) (bool, er
 // must not roll them either. The halves are kept apart because a settled topology (finished run, poisoned)
 // rolls only for a change of the Sandbox's own spec. What it covers must stay stable across agent versions:
 // a change rolls every running topology on upgrade.
-func topologyHash(spec *v1.SandboxSpec, names []string, services []*v1.SandboxService) string {
+func topologyHash(spec *dsv1alpha1.SandboxSpec, names []string, services []*dsv1alpha1.SandboxService) string {
 	own, _ := json.Marshal(struct {
 		Image, WorkingDir, CPU, Memory, Network, MountPath string
 		Command, Args, Services                            []string
-		Env                                                []v1.EnvVar
+		Env                                                []dsv1alpha1.EnvVar
 		Pids                                               int64
-		Scratch                                            []v1.ScratchMount `json:",omitempty"` // so that hashes before it stay
+		Scratch                                            []dsv1alpha1.ScratchMount `json:",omitempty"` // so that hashes before it stay
 	}{
 		spec.Image, spec.WorkingDir, spec.Resources.CPU.String(), spec.Resources.Memory.String(),
 		string(spec.Network.Mode), mountPath(spec.Workspace), spec.Command, spec.Args, spec.Services, spec.Env,
@@ -96,7 +96,7 @@ func ownSpecPart(hash string) string {
 func (r *SandboxReconciler) primarySpec(s *scope) dd.ContainerSpec {
 	spec := s.sbx.Spec
 	return dd.ContainerSpec{
-		Name: s.primaryName(), Owner: s.owner(s.gen()), Role: v1.RolePrimary,
+		Name: s.primaryName(), Owner: s.owner(s.gen()), Role: dsv1alpha1.RolePrimary,
 		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir,
 		Hostname: s.sbx.Name, Resources: limits(spec.Resources), Network: s.attachment,
 		Mounts: []dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}},
@@ -107,9 +107,9 @@ func (r *SandboxReconciler) primarySpec(s *scope) dd.ContainerSpec {
 	}
 }
 
-func (r *SandboxReconciler) serviceSpec(s *scope, svc *v1.SandboxService) dd.ContainerSpec {
+func (r *SandboxReconciler) serviceSpec(s *scope, svc *dsv1alpha1.SandboxService) dd.ContainerSpec {
 	return dd.ContainerSpec{
-		Name: s.serviceName(svc.Name), Owner: s.owner(s.gen()), Role: v1.RoleService, Service: svc.Name,
+		Name: s.serviceName(svc.Name), Owner: s.owner(s.gen()), Role: dsv1alpha1.RoleService, Service: svc.Name,
 		Image: svc.Spec.Image, Entrypoint: svc.Spec.Command, Cmd: svc.Spec.Args, Hostname: svc.Name,
 		Resources: limits(svc.Spec.Resources), Tmpfs: scratchMounts(svc.Spec.Scratch),
 		Network: dd.NetworkAttachment{Name: s.networkName(), Aliases: append([]string{svc.Name}, svc.Spec.Aliases...)},
@@ -118,12 +118,12 @@ func (r *SandboxReconciler) serviceSpec(s *scope, svc *v1.SandboxService) dd.Con
 
 func (r *SandboxReconciler) holderSpec(s *scope) dd.ContainerSpec {
 	return dd.ContainerSpec{
-		Name: s.holderName(), Owner: s.owner(0), Role: v1.RoleHolder, Image: r.Options.HolderImage,
+		Name: s.holderName(), Owner: s.owner(0), Role: dsv1alpha1.RoleHolder, Image: r.Options.HolderImage,
 		Resources: holderLimits, Mounts: []dd.VolumeMount{{Volume: s.volumeName(), Target: holderMountPath}},
 	}
 }
 
-func limits(res v1.Resources) dd.Resources {
+func limits(res dsv1alpha1.Resources) dd.Resources {
 	out := dd.Resources{MemoryBytes: res.Memory.Value(), NanoCPUs: res.CPU.MilliValue() * 1_000_000, PIDs: res.Pids}
 	if out.MemoryBytes == 0 {
 		out.MemoryBytes = defaultMemory
@@ -137,14 +137,14 @@ func limits(res v1.Resources) dd.Resources {
 	return out
 }
 
-func mountPath(w v1.Workspace) string {
+func mountPath(w dsv1alpha1.Workspace) string {
 	if w.MountPath == "" {
 		return defaultMountPath
 	}
 	return path.Clean(w.MountPath)
 }
 
-func workspaceBytes(w v1.Workspace) int64 {
+func workspaceBytes(w dsv1alpha1.Workspace) int64 {
 	if n := w.Size.Value(); n > 0 {
 		return n
 	}
@@ -163,7 +163,7 @@ func (e *missingSecretError) Error() string {
 
 // resolveEnv turns env vars into values, reading Secrets straight from the API server (never cached, so
 // the agent holds no copy of Secrets it does not use). Values are never logged or put in any object.
-func (r *SandboxReconciler) resolveEnv(ctx context.Context, namespace string, env []v1.EnvVar) ([]dd.EnvVar, error) {
+func (r *SandboxReconciler) resolveEnv(ctx context.Context, namespace string, env []dsv1alpha1.EnvVar) ([]dd.EnvVar, error) {
 	secrets := map[string]*corev1.Secret{}
 	out := make([]dd.EnvVar, 0, len(env))
 	for _, e := range env {

@@ -8,35 +8,35 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 func TestTopologyHash(t *testing.T) {
 	g := NewWithT(t)
-	base := v1.SandboxSpec{Image: "img:1", Services: []string{"db"}, Resources: v1.Resources{CPU: resource.MustParse("1")}}
-	db := &v1.SandboxService{ObjectMeta: metav1.ObjectMeta{Name: "db", UID: "u1", Generation: 1}}
-	hash := func(spec v1.SandboxSpec, svc *v1.SandboxService) string {
-		return topologyHash(&spec, spec.Services, []*v1.SandboxService{svc})
+	base := dsv1alpha1.SandboxSpec{Image: "img:1", Services: []string{"db"}, Resources: dsv1alpha1.Resources{CPU: resource.MustParse("1")}}
+	db := &dsv1alpha1.SandboxService{ObjectMeta: metav1.ObjectMeta{Name: "db", UID: "u1", Generation: 1}}
+	hash := func(spec dsv1alpha1.SandboxSpec, svc *dsv1alpha1.SandboxService) string {
+		return topologyHash(&spec, spec.Services, []*dsv1alpha1.SandboxService{svc})
 	}
 	h := hash(base, db)
 
 	for name, tc := range map[string]struct {
-		change  func(*v1.SandboxSpec)
+		change  func(*dsv1alpha1.SandboxSpec)
 		same    bool // the whole hash is unchanged
 		sameOwn bool // the Sandbox's own half is unchanged
 		svcGen  int64
 	}{
-		"nothing":                  {change: func(*v1.SandboxSpec) {}, same: true, sameOwn: true},
-		"the same cpu, written so": {change: func(s *v1.SandboxSpec) { s.Resources.CPU = resource.MustParse("1000m") }, same: true, sameOwn: true},
-		"lifecycle":                {change: func(s *v1.SandboxSpec) { s.Lifecycle = v1.LifecyclePaused }, same: true, sameOwn: true},
-		"deadline":                 {change: func(s *v1.SandboxSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](5) }, same: true, sameOwn: true},
-		"image":                    {change: func(s *v1.SandboxSpec) { s.Image = "img:2" }},
-		"command":                  {change: func(s *v1.SandboxSpec) { s.Command = []string{"true"} }},
-		"env":                      {change: func(s *v1.SandboxSpec) { s.Env = []v1.EnvVar{{Name: "A", Value: "1"}} }},
-		"network":                  {change: func(s *v1.SandboxSpec) { s.Network.Mode = v1.NetworkIsolated }},
-		"memory":                   {change: func(s *v1.SandboxSpec) { s.Resources.Memory = resource.MustParse("1Gi") }},
-		"mount path":               {change: func(s *v1.SandboxSpec) { s.Workspace.MountPath = "/work" }},
-		"service generation":       {change: func(*v1.SandboxSpec) {}, svcGen: 2, same: true, sameOwn: true},
+		"nothing":                  {change: func(*dsv1alpha1.SandboxSpec) {}, same: true, sameOwn: true},
+		"the same cpu, written so": {change: func(s *dsv1alpha1.SandboxSpec) { s.Resources.CPU = resource.MustParse("1000m") }, same: true, sameOwn: true},
+		"lifecycle":                {change: func(s *dsv1alpha1.SandboxSpec) { s.Lifecycle = dsv1alpha1.LifecyclePaused }, same: true, sameOwn: true},
+		"deadline":                 {change: func(s *dsv1alpha1.SandboxSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](5) }, same: true, sameOwn: true},
+		"image":                    {change: func(s *dsv1alpha1.SandboxSpec) { s.Image = "img:2" }},
+		"command":                  {change: func(s *dsv1alpha1.SandboxSpec) { s.Command = []string{"true"} }},
+		"env":                      {change: func(s *dsv1alpha1.SandboxSpec) { s.Env = []dsv1alpha1.EnvVar{{Name: "A", Value: "1"}} }},
+		"network":                  {change: func(s *dsv1alpha1.SandboxSpec) { s.Network.Mode = dsv1alpha1.NetworkIsolated }},
+		"memory":                   {change: func(s *dsv1alpha1.SandboxSpec) { s.Resources.Memory = resource.MustParse("1Gi") }},
+		"mount path":               {change: func(s *dsv1alpha1.SandboxSpec) { s.Workspace.MountPath = "/work" }},
+		"service generation":       {change: func(*dsv1alpha1.SandboxSpec) {}, svcGen: 2, same: true, sameOwn: true},
 	} {
 		spec := *base.DeepCopy()
 		tc.change(&spec)
@@ -57,14 +57,14 @@ func TestTopologyHash(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(limits(v1.Resources{})).To(Equal(limits(v1.Resources{
+	g.Expect(limits(dsv1alpha1.Resources{})).To(Equal(limits(dsv1alpha1.Resources{
 		CPU: resource.MustParse("1"), Memory: resource.MustParse("512Mi"), Pids: 256,
 	})), "defaults where a field was left out")
-	got := limits(v1.Resources{CPU: resource.MustParse("250m"), Memory: resource.MustParse("64Mi"), Pids: 32})
+	got := limits(dsv1alpha1.Resources{CPU: resource.MustParse("250m"), Memory: resource.MustParse("64Mi"), Pids: 32})
 	g.Expect(got.NanoCPUs).To(BeEquivalentTo(250_000_000))
 	g.Expect(got.MemoryBytes).To(BeEquivalentTo(64 << 20))
 	g.Expect(got.PIDs).To(BeEquivalentTo(32))
-	g.Expect(mountPath(v1.Workspace{MountPath: "/data/"})).To(Equal("/data"))
+	g.Expect(mountPath(dsv1alpha1.Workspace{MountPath: "/data/"})).To(Equal("/data"))
 	g.Expect(pinned("img@sha256:abc")).To(BeTrue())
 	g.Expect(pinned("img:1")).To(BeFalse())
 }

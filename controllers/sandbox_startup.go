@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // EventStartupFailed: the startup deadline passed; what the start built is removed.
@@ -19,19 +19,19 @@ const EventStartupFailed = "StartupFailed"
 // outcome), the phase that was slow. Anything else (a missing Secret, Docker unavailable, no free subnet, ...)
 // keeps its own reason: it says already what the start was stuck on.
 var startupTimeouts = map[string]string{
-	v1.ReasonImagePulling:           v1.ReasonImagePullTimeout,
-	v1.ReasonImagePullFailed:        v1.ReasonImagePullTimeout,
-	v1.ReasonWorkspaceFailed:        v1.ReasonWorkspaceTimeout,
-	v1.ReasonRestoring:              v1.ReasonRestoreTimeout,
-	v1.ReasonRestoreFailed:          v1.ReasonRestoreTimeout,
-	v1.ReasonNetworkFailed:          v1.ReasonNetworkTimeout,
-	v1.ReasonWaitingForServices:     v1.ReasonServiceNotReady,
-	v1.ReasonServiceStartFailed:     v1.ReasonServiceNotReady,
-	v1.ReasonServiceReadinessFailed: v1.ReasonServiceNotReady,
-	v1.ReasonImageFailed:            v1.ReasonImagePullTimeout,
-	v1.ReasonStartFailed:            v1.ReasonStartTimeout,
-	v1.ReasonCreating:               v1.ReasonStartTimeout,
-	v1.ReasonRollingTopology:        v1.ReasonStartTimeout,
+	dsv1alpha1.ReasonImagePulling:           dsv1alpha1.ReasonImagePullTimeout,
+	dsv1alpha1.ReasonImagePullFailed:        dsv1alpha1.ReasonImagePullTimeout,
+	dsv1alpha1.ReasonWorkspaceFailed:        dsv1alpha1.ReasonWorkspaceTimeout,
+	dsv1alpha1.ReasonRestoring:              dsv1alpha1.ReasonRestoreTimeout,
+	dsv1alpha1.ReasonRestoreFailed:          dsv1alpha1.ReasonRestoreTimeout,
+	dsv1alpha1.ReasonNetworkFailed:          dsv1alpha1.ReasonNetworkTimeout,
+	dsv1alpha1.ReasonWaitingForServices:     dsv1alpha1.ReasonServiceNotReady,
+	dsv1alpha1.ReasonServiceStartFailed:     dsv1alpha1.ReasonServiceNotReady,
+	dsv1alpha1.ReasonServiceReadinessFailed: dsv1alpha1.ReasonServiceNotReady,
+	dsv1alpha1.ReasonImageFailed:            dsv1alpha1.ReasonImagePullTimeout,
+	dsv1alpha1.ReasonStartFailed:            dsv1alpha1.ReasonStartTimeout,
+	dsv1alpha1.ReasonCreating:               dsv1alpha1.ReasonStartTimeout,
+	dsv1alpha1.ReasonRollingTopology:        dsv1alpha1.ReasonStartTimeout,
 }
 
 // trackStartup starts the clock of the current topology generation's start (status.startup) and, while
@@ -44,7 +44,7 @@ func (r *SandboxReconciler) trackStartup(_ context.Context, s *scope) (bool, err
 	}
 	if st.Startup == nil || st.Startup.TopologyGeneration != st.TopologyGeneration {
 		// Microseconds, as the API server keeps them, so that every pass computes the same deadline.
-		st.Startup = &v1.StartupStatus{TopologyGeneration: st.TopologyGeneration, StartTime: metav1.NewMicroTime(time.Now().Truncate(time.Microsecond))}
+		st.Startup = &dsv1alpha1.StartupStatus{TopologyGeneration: st.TopologyGeneration, StartTime: metav1.NewMicroTime(time.Now().Truncate(time.Microsecond))}
 	}
 	s.startupDeadline = st.Startup.StartTime.Add(startupDeadline(s.sbx))
 	if !time.Now().Before(s.startupDeadline) {
@@ -57,12 +57,12 @@ func (r *SandboxReconciler) trackStartup(_ context.Context, s *scope) (bool, err
 }
 
 // lastOutcome is the outcome the last pass recorded.
-func lastOutcome(sbx *v1.Sandbox) outcome {
+func lastOutcome(sbx *dsv1alpha1.Sandbox) outcome {
 	o := outcome{phase: sbx.Status.Phase}
-	if c := meta.FindStatusCondition(sbx.Status.Conditions, v1.ConditionReady); c != nil {
+	if c := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionReady); c != nil {
 		o.reason, o.message = c.Reason, c.Message
 	}
-	o.stalled = meta.IsStatusConditionTrue(sbx.Status.Conditions, v1.ConditionStalled)
+	o.stalled = meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionStalled)
 	return o
 }
 
@@ -73,10 +73,10 @@ func (s *scope) started() bool {
 	return s.sbx.Status.StartTime != nil || (c.Exists && !c.StartedAt.IsZero())
 }
 
-func startupDeadline(sbx *v1.Sandbox) time.Duration {
+func startupDeadline(sbx *dsv1alpha1.Sandbox) time.Duration {
 	secs := sbx.Spec.StartupDeadlineSeconds
 	if secs <= 0 {
-		secs = v1.DefaultStartupDeadlineSeconds
+		secs = dsv1alpha1.DefaultStartupDeadlineSeconds
 	}
 	return time.Duration(secs) * time.Second
 }
@@ -103,8 +103,8 @@ func (r *SandboxReconciler) enforceStartupDeadline(ctx context.Context, s *scope
 		reason = s.outcome.reason
 	}
 	msg := fmt.Sprintf("the start did not finish within startupDeadlineSeconds (%s): %s", startupDeadline(s.sbx), s.outcome.message)
-	setCondition(s.sbx, v1.ConditionTopologyPoisoned, true, reason, msg)
-	s.stalled(v1.SandboxFailed, reason, "%s", msg)
+	setCondition(s.sbx, dsv1alpha1.ConditionTopologyPoisoned, true, reason, msg)
+	s.stalled(dsv1alpha1.SandboxFailed, reason, "%s", msg)
 	ctrl.LoggerFrom(ctx).Info("Startup deadline passed", "reason", reason, "detail", s.outcome.message)
 	r.event(s.sbx, true, EventStartupFailed, "Fail", "%s; what the start built is removed, the workspace kept", msg)
 	return nil
@@ -119,7 +119,7 @@ func (r *SandboxReconciler) removeFailedStart(ctx context.Context, s *scope) (bo
 		return false, nil
 	}
 	if err := r.removeTopology(ctx, s, 0); err != nil {
-		return s.fail(v1.ReasonCleanupFailed, "removing what the failed start built", err)
+		return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing what the failed start built", err)
 	}
 	s.sbx.Status.NetworkID = ""
 	return false, nil

@@ -6,13 +6,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // outcome is where a pass left the Sandbox: its phase and the one reason behind Ready, Reconciling and
 // Stalled, which are always written together so that they never disagree (kstatus reads all three).
 type outcome struct {
-	phase   v1.SandboxPhase
+	phase   dsv1alpha1.SandboxPhase
 	ready   bool // Ready=True
 	stalled bool // Stalled=True: nothing changes until the spec (or the world) does
 	reason  string
@@ -24,13 +24,13 @@ type outcome struct {
 func (r *SandboxReconciler) summarize(s *scope, clean bool) {
 	sbx := s.sbx
 	sbx.Status.NodeName = r.Options.Node
-	setCondition(sbx, v1.ConditionScheduled, true, v1.ReasonBound, fmt.Sprintf("bound to node %s", r.Options.Node))
+	setCondition(sbx, dsv1alpha1.ConditionScheduled, true, dsv1alpha1.ReasonBound, fmt.Sprintf("bound to node %s", r.Options.Node))
 	setServicesReady(s)
 	if s.resolved {
 		setServicesUpToDate(s)
 	}
-	setDefaultCondition(sbx, v1.ConditionTopologyPoisoned, v1.ReasonHealthy, "no service or primary has failed")
-	setDefaultCondition(sbx, v1.ConditionPaused, v1.ReasonRunning, "not paused")
+	setDefaultCondition(sbx, dsv1alpha1.ConditionTopologyPoisoned, dsv1alpha1.ReasonHealthy, "no service or primary has failed")
+	setDefaultCondition(sbx, dsv1alpha1.ConditionPaused, dsv1alpha1.ReasonRunning, "not paused")
 	applyOutcome(sbx, s.outcome)
 	if clean {
 		sbx.Status.ObservedGeneration = sbx.Generation
@@ -38,43 +38,43 @@ func (r *SandboxReconciler) summarize(s *scope, clean bool) {
 }
 
 // applyOutcome writes phase, Ready, Reconciling and Stalled from one outcome.
-func applyOutcome(sbx *v1.Sandbox, o outcome) {
+func applyOutcome(sbx *dsv1alpha1.Sandbox, o outcome) {
 	sbx.Status.Phase = o.phase
 	if o.phase == "" {
-		sbx.Status.Phase = v1.SandboxPending
+		sbx.Status.Phase = dsv1alpha1.SandboxPending
 	}
-	setCondition(sbx, v1.ConditionReady, o.ready, o.reason, o.message)
-	setCondition(sbx, v1.ConditionReconciling, !o.ready && !o.stalled, o.reason, o.message)
-	setCondition(sbx, v1.ConditionStalled, o.stalled, o.reason, o.message)
+	setCondition(sbx, dsv1alpha1.ConditionReady, o.ready, o.reason, o.message)
+	setCondition(sbx, dsv1alpha1.ConditionReconciling, !o.ready && !o.stalled, o.reason, o.message)
+	setCondition(sbx, dsv1alpha1.ConditionStalled, o.stalled, o.reason, o.message)
 }
 
 // setServicesReady derives ServicesReady from the per-service states.
 func setServicesReady(s *scope) {
 	sbx := s.sbx
 	if len(sbx.Spec.Services) == 0 {
-		setCondition(sbx, v1.ConditionServicesReady, true, v1.ReasonAllReady, "the Sandbox declares no services")
+		setCondition(sbx, dsv1alpha1.ConditionServicesReady, true, dsv1alpha1.ReasonAllReady, "the Sandbox declares no services")
 		return
 	}
 	for _, st := range sbx.Status.Services {
-		if st.State == v1.ServiceReady {
+		if st.State == dsv1alpha1.ServiceReady {
 			continue
 		}
-		reason := v1.ReasonWaitingForServices
-		if poisoned := meta.FindStatusCondition(sbx.Status.Conditions, v1.ConditionTopologyPoisoned); st.State == v1.ServiceFailed && poisoned != nil && poisoned.Status == metav1.ConditionTrue {
+		reason := dsv1alpha1.ReasonWaitingForServices
+		if poisoned := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionTopologyPoisoned); st.State == dsv1alpha1.ServiceFailed && poisoned != nil && poisoned.Status == metav1.ConditionTrue {
 			reason = poisoned.Reason
 		}
 		msg := fmt.Sprintf("service %q is %s", st.Name, st.State)
 		if st.Message != "" {
 			msg += ": " + st.Message
 		}
-		setCondition(sbx, v1.ConditionServicesReady, false, reason, msg)
+		setCondition(sbx, dsv1alpha1.ConditionServicesReady, false, reason, msg)
 		return
 	}
 	if len(sbx.Status.Services) < len(sbx.Spec.Services) {
-		setCondition(sbx, v1.ConditionServicesReady, false, v1.ReasonWaitingForServices, "services not started yet")
+		setCondition(sbx, dsv1alpha1.ConditionServicesReady, false, dsv1alpha1.ReasonWaitingForServices, "services not started yet")
 		return
 	}
-	setCondition(sbx, v1.ConditionServicesReady, true, v1.ReasonAllReady, "every service passed readiness")
+	setCondition(sbx, dsv1alpha1.ConditionServicesReady, true, dsv1alpha1.ReasonAllReady, "every service passed readiness")
 }
 
 // setServicesUpToDate compares the generation each instance was built from with its SandboxService's own.
@@ -88,19 +88,19 @@ func setServicesUpToDate(s *scope) {
 		svc := s.services[i]
 		switch {
 		case svc == nil:
-			setCondition(sbx, v1.ConditionServicesUpToDate, false, v1.ReasonServiceNotFound,
+			setCondition(sbx, dsv1alpha1.ConditionServicesUpToDate, false, dsv1alpha1.ReasonServiceNotFound,
 				fmt.Sprintf("SandboxService %q does not exist", name))
 			return
 		case built[name] != 0 && built[name] != svc.Generation && svc.DeletionTimestamp.IsZero(): // deletion bumps it too
-			setCondition(sbx, v1.ConditionServicesUpToDate, false, v1.ReasonOutOfDate,
+			setCondition(sbx, dsv1alpha1.ConditionServicesUpToDate, false, dsv1alpha1.ReasonOutOfDate,
 				fmt.Sprintf("service %q runs generation %d of its SandboxService, which is at %d", name, built[name], svc.Generation))
 			return
 		}
 	}
-	setCondition(sbx, v1.ConditionServicesUpToDate, true, v1.ReasonUpToDate, "every service instance matches its SandboxService")
+	setCondition(sbx, dsv1alpha1.ConditionServicesUpToDate, true, dsv1alpha1.ReasonUpToDate, "every service instance matches its SandboxService")
 }
 
-func setCondition(sbx *v1.Sandbox, typ string, status bool, reason, message string) {
+func setCondition(sbx *dsv1alpha1.Sandbox, typ string, status bool, reason, message string) {
 	s := metav1.ConditionFalse
 	if status {
 		s = metav1.ConditionTrue
@@ -111,7 +111,7 @@ func setCondition(sbx *v1.Sandbox, typ string, status bool, reason, message stri
 }
 
 // setDefaultCondition sets a condition to False only when it is absent, so that steps own its True side.
-func setDefaultCondition(sbx *v1.Sandbox, typ, reason, message string) {
+func setDefaultCondition(sbx *dsv1alpha1.Sandbox, typ, reason, message string) {
 	if c := meta.FindStatusCondition(sbx.Status.Conditions, typ); c != nil {
 		c.ObservedGeneration = sbx.Generation
 		return
@@ -119,12 +119,12 @@ func setDefaultCondition(sbx *v1.Sandbox, typ, reason, message string) {
 	setCondition(sbx, typ, false, reason, message)
 }
 
-func isPoisoned(sbx *v1.Sandbox) bool {
-	return meta.IsStatusConditionTrue(sbx.Status.Conditions, v1.ConditionTopologyPoisoned)
+func isPoisoned(sbx *dsv1alpha1.Sandbox) bool {
+	return meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionTopologyPoisoned)
 }
 
 // isSettled tells whether the current topology has ended for good: a run that finished, a session stopped
 // at its deadline, or a poisoned topology. Such a topology is never restarted, only rolled by a spec change.
-func isSettled(sbx *v1.Sandbox) bool {
+func isSettled(sbx *dsv1alpha1.Sandbox) bool {
 	return sbx.Status.FinishTime != nil || isPoisoned(sbx)
 }

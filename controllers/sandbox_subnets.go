@@ -8,7 +8,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/subnets"
 )
@@ -46,11 +46,11 @@ func (r *SandboxReconciler) topologySubnet(ctx context.Context, s *scope, spec *
 		return false, nil
 	}
 	if err := r.Subnets.load(ctx, r.Driver); err != nil {
-		return s.fail(v1.ReasonNetworkFailed, "reading which topology subnets are taken", err)
+		return s.fail(dsv1alpha1.ReasonNetworkFailed, "reading which topology subnets are taken", err)
 	}
 	sub, err := r.Subnets.pool.Allocate(string(s.sbx.UID))
 	if errors.Is(err, subnets.ErrExhausted) {
-		s.waiting(v1.SandboxPending, v1.ReasonNoFreeSubnet, "no free topology subnet: all %d of the node's pool %s are held; waiting for one to be freed",
+		s.waiting(dsv1alpha1.SandboxPending, dsv1alpha1.ReasonNoFreeSubnet, "no free topology subnet: all %d of the node's pool %s are held; waiting for one to be freed",
 			r.Subnets.pool.Size(), r.Subnets.pool.Base())
 		s.after(r.Options.BindRetry)
 		return true, nil
@@ -74,7 +74,7 @@ func (r *SandboxReconciler) subnetTakenElsewhere(ctx context.Context, s *scope, 
 		return false
 	}
 	r.Subnets.pool.Exclude(netip.MustParsePrefix(spec.Subnet))
-	s.waiting(s.sbx.Status.Phase, v1.ReasonNetworkFailed, "topology subnet %s is taken by a network this agent did not make; taking another", spec.Subnet)
+	s.waiting(s.sbx.Status.Phase, dsv1alpha1.ReasonNetworkFailed, "topology subnet %s is taken by a network this agent did not make; taking another", spec.Subnet)
 	s.after(staleRetry)
 	return true
 }
@@ -103,7 +103,7 @@ func (t *TopologySubnets) load(ctx context.Context, driver dd.Driver) error {
 		return err
 	}
 	for _, n := range networks {
-		label := n.Labels[v1.LabelSubnet]
+		label := n.Labels[dsv1alpha1.LabelSubnet]
 		owner, _, _ := dd.OwnerFromLabels(n.Labels)
 		if label == "" || owner.UID == "" {
 			continue // the shared bridge, or a network whose subnet Docker chose

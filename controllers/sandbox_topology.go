@@ -5,21 +5,21 @@ import (
 	"slices"
 	"strings"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
 // observe lists what Docker holds for the Sandbox (by its UID label, so any generation): one call for
 // containers and one for networks per pass, and no polling between passes.
 func (r *SandboxReconciler) observe(ctx context.Context, s *scope) (bool, error) {
-	match := map[string]string{v1.LabelUID: string(s.sbx.UID)}
+	match := map[string]string{dsv1alpha1.LabelUID: string(s.sbx.UID)}
 	containers, err := r.Driver.ListContainers(ctx, match)
 	if err != nil {
-		return s.fail(v1.ReasonDockerUnavailable, "listing the Sandbox's containers", err)
+		return s.fail(dsv1alpha1.ReasonDockerUnavailable, "listing the Sandbox's containers", err)
 	}
 	networks, err := r.Driver.ListNetworks(ctx, match)
 	if err != nil {
-		return s.fail(v1.ReasonDockerUnavailable, "listing the Sandbox's networks", err)
+		return s.fail(dsv1alpha1.ReasonDockerUnavailable, "listing the Sandbox's networks", err)
 	}
 	s.containers = map[string]dd.ContainerInfo{}
 	for _, c := range containers {
@@ -41,9 +41,9 @@ func (r *SandboxReconciler) ensureTopology(ctx context.Context, s *scope) (bool,
 	if s.missing != "" && !settled {
 		phase := st.Phase
 		if st.TopologyGeneration == 0 {
-			phase = v1.SandboxPending
+			phase = dsv1alpha1.SandboxPending
 		}
-		s.waiting(phase, v1.ReasonServiceNotFound, "SandboxService %q does not exist in namespace %s", s.missing, s.sbx.Namespace)
+		s.waiting(phase, dsv1alpha1.ReasonServiceNotFound, "SandboxService %q does not exist in namespace %s", s.missing, s.sbx.Namespace)
 		return true, nil
 	}
 	current := st.TopologyGeneration > 0 && st.TopologyHash == s.hash
@@ -54,7 +54,7 @@ func (r *SandboxReconciler) ensureTopology(ctx context.Context, s *scope) (bool,
 		return r.rollTopology(ctx, s)
 	}
 	if err := r.removeTopology(ctx, s, st.TopologyGeneration); err != nil {
-		return s.fail(v1.ReasonCleanupFailed, "removing the previous topology (the new one waits until Docker confirms it is gone)", err)
+		return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing the previous topology (the new one waits until Docker confirms it is gone)", err)
 	}
 	return false, nil
 }
@@ -64,16 +64,16 @@ func (r *SandboxReconciler) ensureTopology(ctx context.Context, s *scope) (bool,
 // from a stale read can never tear down a topology a newer pass has just built.
 func (r *SandboxReconciler) rollTopology(ctx context.Context, s *scope) (bool, error) {
 	st := &s.sbx.Status
-	live := &v1.Sandbox{}
+	live := &dsv1alpha1.Sandbox{}
 	if err := r.APIReader.Get(ctx, s.key(), live); err != nil {
-		return s.fail(v1.ReasonRollingTopology, "reading the Sandbox", err)
+		return s.fail(dsv1alpha1.ReasonRollingTopology, "reading the Sandbox", err)
 	}
 	if live.UID != s.sbx.UID || live.Status.TopologyGeneration != st.TopologyGeneration || live.Status.TopologyHash != st.TopologyHash {
 		s.after(staleRetry) // the cache is behind the agent's own last write (or the Sandbox was replaced)
 		return true, nil
 	}
 	if err := r.removeTopology(ctx, s, 0); err != nil {
-		return s.fail(v1.ReasonCleanupFailed, "removing the previous topology (the new one waits until Docker confirms it is gone)", err)
+		return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing the previous topology (the new one waits until Docker confirms it is gone)", err)
 	}
 	rolled := st.TopologyGeneration > 0
 	st.TopologyGeneration++
@@ -81,16 +81,16 @@ func (r *SandboxReconciler) rollTopology(ctx context.Context, s *scope) (bool, e
 	st.ContainerID, st.NetworkID, st.StartTime, st.FinishTime, st.Result = "", "", nil, nil, nil
 	st.Services = nil
 	for _, name := range s.sbx.Spec.Services {
-		st.Services = append(st.Services, v1.ServiceInstanceStatus{Name: name, State: v1.ServicePending})
+		st.Services = append(st.Services, dsv1alpha1.ServiceInstanceStatus{Name: name, State: dsv1alpha1.ServicePending})
 	}
-	setCondition(s.sbx, v1.ConditionTopologyPoisoned, false, v1.ReasonHealthy, "no service or primary has failed")
+	setCondition(s.sbx, dsv1alpha1.ConditionTopologyPoisoned, false, dsv1alpha1.ReasonHealthy, "no service or primary has failed")
 	r.probes.forget(s.key())
 	if rolled {
 		r.event(s.sbx, false, EventRolled, "Roll", "the spec changed: topology generation %d replaces the previous one; the workspace is kept", st.TopologyGeneration)
-		s.waiting(v1.SandboxStarting, v1.ReasonRollingTopology, "rolling to topology generation %d; the workspace is kept", st.TopologyGeneration)
+		s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonRollingTopology, "rolling to topology generation %d; the workspace is kept", st.TopologyGeneration)
 		return true, nil
 	}
-	s.waiting(v1.SandboxStarting, v1.ReasonCreating, "building the topology")
+	s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonCreating, "building the topology")
 	return true, nil
 }
 
@@ -100,7 +100,7 @@ func (r *SandboxReconciler) rollTopology(ctx context.Context, s *scope) (bool, e
 func (r *SandboxReconciler) removeTopology(ctx context.Context, s *scope, keep int64) error {
 	for _, c := range removalOrder(s.containers, s.sbx.Spec.Services) {
 		owner, role, _ := dd.OwnerFromLabels(c.Labels)
-		if owner.Generation == keep || (role != v1.RolePrimary && role != v1.RoleService) {
+		if owner.Generation == keep || (role != dsv1alpha1.RolePrimary && role != dsv1alpha1.RoleService) {
 			continue
 		}
 		if err := r.Driver.RemoveContainer(ctx, c.Name); err != nil {
@@ -126,9 +126,9 @@ func removalOrder(containers map[string]dd.ContainerInfo, services []string) []d
 	rank := func(c dd.ContainerInfo) int {
 		_, role, service := dd.OwnerFromLabels(c.Labels)
 		switch role {
-		case v1.RolePrimary:
+		case dsv1alpha1.RolePrimary:
 			return 0
-		case v1.RoleService:
+		case dsv1alpha1.RoleService:
 			return 1 + len(services) - slices.Index(services, service) // not in the spec (-1) sorts last
 		default:
 			return 3 + len(services)

@@ -5,7 +5,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -17,8 +17,8 @@ func TestRemovalOrder(t *testing.T) {
 	}
 	byName := map[string]dd.ContainerInfo{}
 	for _, c := range []dd.ContainerInfo{
-		info(v1.RoleHolder, ""), info(v1.RoleService, "a"), info(v1.RolePrimary, ""),
-		info(v1.RoleService, "gone"), info(v1.RoleService, "b"),
+		info(dsv1alpha1.RoleHolder, ""), info(dsv1alpha1.RoleService, "a"), info(dsv1alpha1.RolePrimary, ""),
+		info(dsv1alpha1.RoleService, "gone"), info(dsv1alpha1.RoleService, "b"),
 	} {
 		byName[c.Name] = c
 	}

@@ -3,7 +3,7 @@ package controllers
 import (
 	"context"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -17,17 +17,17 @@ func (r *SandboxReconciler) ensureWorkspace(ctx context.Context, s *scope) (bool
 	}
 	if !holder.Exists {
 		_, err := r.Driver.EnsureVolume(ctx, dd.VolumeSpec{
-			Name: s.volumeName(), Owner: s.owner(0), Role: v1.RoleWorkspace, SizeBytes: workspaceBytes(s.sbx.Spec.Workspace),
+			Name: s.volumeName(), Owner: s.owner(0), Role: dsv1alpha1.RoleWorkspace, SizeBytes: workspaceBytes(s.sbx.Spec.Workspace),
 		})
 		if err != nil {
-			return s.fail(v1.ReasonWorkspaceFailed, "creating the workspace volume", err)
+			return s.fail(dsv1alpha1.ReasonWorkspaceFailed, "creating the workspace volume", err)
 		}
 		if holder, err = r.Driver.EnsureContainer(ctx, r.holderSpec(s)); err != nil {
-			return s.fail(v1.ReasonWorkspaceFailed, "creating the workspace holder", err)
+			return s.fail(dsv1alpha1.ReasonWorkspaceFailed, "creating the workspace holder", err)
 		}
 	}
 	if err := r.Driver.StartContainer(ctx, holder.Name); err != nil {
-		return s.fail(v1.ReasonWorkspaceFailed, "starting the workspace holder", err)
+		return s.fail(dsv1alpha1.ReasonWorkspaceFailed, "starting the workspace holder", err)
 	}
 	if holder.StartedAt.IsZero() {
 		r.event(s.sbx, false, EventWorkspaceCreated, "Create", "workspace volume of %s created and held", s.sbx.Spec.Workspace.Size.String())

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // SandboxServiceReconciler keeps a SandboxService's status (is its spec usable, which Sandboxes use it) and
@@ -38,7 +38,7 @@ type SandboxServiceReconciler struct {
 // Reconcile gets the SandboxService, counts its users, protects it (or lets it go once unused) and writes
 // its status once.
 func (r *SandboxServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
-	svc := &v1.SandboxService{}
+	svc := &dsv1alpha1.SandboxService{}
 	if err := r.Get(ctx, req.NamespacedName, svc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -72,8 +72,8 @@ func (r *SandboxServiceReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 
 // users names the Sandboxes of the namespace, on any node, that name the SandboxService, sorted. Sandboxes
 // being deleted count: their instance of the service runs until their cleanup is done.
-func (r *SandboxServiceReconciler) users(ctx context.Context, svc *v1.SandboxService) ([]string, error) {
-	var list v1.SandboxList
+func (r *SandboxServiceReconciler) users(ctx context.Context, svc *dsv1alpha1.SandboxService) ([]string, error) {
+	var list dsv1alpha1.SandboxList
 	if err := r.APIReader.List(ctx, &list, client.InNamespace(svc.Namespace)); err != nil {
 		return nil, err
 	}
@@ -89,22 +89,22 @@ func (r *SandboxServiceReconciler) users(ctx context.Context, svc *v1.SandboxSer
 
 // ensureProtected adds the in-use finalizer to a SandboxService that is not being deleted. Every
 // SandboxService carries it, used or not, so that a Sandbox created a moment before a deletion is counted.
-func (r *SandboxServiceReconciler) ensureProtected(ctx context.Context, svc *v1.SandboxService) error {
-	if !svc.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(svc, v1.FinalizerInUse) {
+func (r *SandboxServiceReconciler) ensureProtected(ctx context.Context, svc *dsv1alpha1.SandboxService) error {
+	if !svc.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(svc, dsv1alpha1.FinalizerInUse) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.AddFinalizer(svc, v1.FinalizerInUse)
+	controllerutil.AddFinalizer(svc, dsv1alpha1.FinalizerInUse)
 	return r.Patch(ctx, svc, patch)
 }
 
 // release lets a SandboxService that no Sandbox names any more go.
-func (r *SandboxServiceReconciler) release(ctx context.Context, svc *v1.SandboxService) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(svc, v1.FinalizerInUse) {
+func (r *SandboxServiceReconciler) release(ctx context.Context, svc *dsv1alpha1.SandboxService) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(svc, dsv1alpha1.FinalizerInUse) {
 		return ctrl.Result{}, nil
 	}
 	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(svc, v1.FinalizerInUse)
+	controllerutil.RemoveFinalizer(svc, dsv1alpha1.FinalizerInUse)
 	if err := r.Patch(ctx, svc, patch); err != nil {
 		return requeueOnConflict(client.IgnoreNotFound(err))
 	}
@@ -114,26 +114,26 @@ func (r *SandboxServiceReconciler) release(ctx context.Context, svc *v1.SandboxS
 
 // setServiceStatus writes users, usability (missing names what keeps the service from running, if anything)
 // and generation into the status.
-func setServiceStatus(svc *v1.SandboxService, users []string, missing string) {
+func setServiceStatus(svc *dsv1alpha1.SandboxService, users []string, missing string) {
 	st := &svc.Status
 	st.UsedByCount = int32(len(users))
-	st.UsedBy = users[:min(len(users), v1.MaxUsedBy)]
+	st.UsedBy = users[:min(len(users), dsv1alpha1.MaxUsedBy)]
 	if len(st.UsedBy) == 0 {
 		st.UsedBy = nil
 	}
 	switch {
 	case len(users) == 0:
-		setServiceCondition(svc, v1.ConditionInUse, false, v1.ReasonNotInUse, "no Sandbox names this SandboxService")
+		setServiceCondition(svc, dsv1alpha1.ConditionInUse, false, dsv1alpha1.ReasonNotInUse, "no Sandbox names this SandboxService")
 	case !svc.DeletionTimestamp.IsZero():
-		setServiceCondition(svc, v1.ConditionInUse, true, v1.ReasonInUse,
+		setServiceCondition(svc, dsv1alpha1.ConditionInUse, true, dsv1alpha1.ReasonInUse,
 			"deletion waits until no Sandbox names it; used by "+usersText(users))
 	default:
-		setServiceCondition(svc, v1.ConditionInUse, true, v1.ReasonInUse, "used by "+usersText(users))
+		setServiceCondition(svc, dsv1alpha1.ConditionInUse, true, dsv1alpha1.ReasonInUse, "used by "+usersText(users))
 	}
 	if missing != "" {
-		setServiceCondition(svc, v1.ConditionReady, false, v1.ReasonSecretNotFound, missing)
+		setServiceCondition(svc, dsv1alpha1.ConditionReady, false, dsv1alpha1.ReasonSecretNotFound, missing)
 	} else {
-		setServiceCondition(svc, v1.ConditionReady, true, v1.ReasonAccepted, "the service can be run")
+		setServiceCondition(svc, dsv1alpha1.ConditionReady, true, dsv1alpha1.ReasonAccepted, "the service can be run")
 	}
 	st.ObservedGeneration = svc.Generation
 }
@@ -150,7 +150,7 @@ func usersText(users []string) string {
 // missingSecret checks what the CRD cannot: that every Secret key the service's env names exists. It says
 // which one is missing, in words for people, or "" when none is. Secrets are read past the cache, as the
 // Sandbox reconciler reads them, so that the agent never holds every Secret in memory.
-func (r *SandboxServiceReconciler) missingSecret(ctx context.Context, svc *v1.SandboxService) (string, error) {
+func (r *SandboxServiceReconciler) missingSecret(ctx context.Context, svc *dsv1alpha1.SandboxService) (string, error) {
 	for _, e := range svc.Spec.Env {
 		if e.ValueFrom == nil {
 			continue
@@ -170,7 +170,7 @@ func (r *SandboxServiceReconciler) missingSecret(ctx context.Context, svc *v1.Sa
 	return "", nil
 }
 
-func setServiceCondition(svc *v1.SandboxService, typ string, status bool, reason, message string) {
+func setServiceCondition(svc *dsv1alpha1.SandboxService, typ string, status bool, reason, message string) {
 	s := metav1.ConditionFalse
 	if status {
 		s = metav1.ConditionTrue

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // SetupWithManager wires the reconciler: every SandboxService, and the Sandboxes of this node (the manager's
@@ -22,9 +22,9 @@ import (
 func (r *SandboxServiceReconciler) SetupWithManager(mgr ctrl.Manager, unbound cache.Cache) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("sandboxservice").
-		For(&v1.SandboxService{}).
-		Watches(&v1.Sandbox{}, servicesNamed[client.Object]()).
-		WatchesRawSource(source.Kind(unbound, &v1.Sandbox{}, servicesNamed[*v1.Sandbox]())).
+		For(&dsv1alpha1.SandboxService{}).
+		Watches(&dsv1alpha1.Sandbox{}, servicesNamed[client.Object]()).
+		WatchesRawSource(source.Kind(unbound, &dsv1alpha1.Sandbox{}, servicesNamed[*dsv1alpha1.Sandbox]())).
 		Complete(r)
 }
 
@@ -52,7 +52,7 @@ func enqueueServices(q workqueue.TypedRateLimitingInterface[reconcile.Request], 
 }
 
 func namedServices(obj client.Object) []string {
-	if sbx, ok := obj.(*v1.Sandbox); ok {
+	if sbx, ok := obj.(*dsv1alpha1.Sandbox); ok {
 		return sbx.Spec.Services
 	}
 	return nil

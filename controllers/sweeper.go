@@ -9,7 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -20,12 +20,12 @@ import (
 type Sweeper struct {
 	r      *SandboxReconciler
 	period time.Duration
-	out    chan<- event.TypedGenericEvent[*v1.Sandbox]
+	out    chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]
 	kick   chan struct{}
 }
 
 // NewSweeper returns a sweeper that removes orphans with r and sends requeues to out.
-func NewSweeper(r *SandboxReconciler, period time.Duration, out chan<- event.TypedGenericEvent[*v1.Sandbox]) *Sweeper {
+func NewSweeper(r *SandboxReconciler, period time.Duration, out chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]) *Sweeper {
 	return &Sweeper{r: r, period: period, out: out, kick: make(chan struct{}, 1)}
 }
 
@@ -130,8 +130,8 @@ func (w *Sweeper) list(ctx context.Context) (map[types.UID]*holdings, error) {
 
 // owner is the Sandbox with this UID, or nil when it no longer exists. The cache answers for the living;
 // an absence is confirmed with the API server, so that a lagging cache never makes a new Sandbox an orphan.
-func (w *Sweeper) owner(ctx context.Context, key types.NamespacedName, uid types.UID) (*v1.Sandbox, error) {
-	sbx := &v1.Sandbox{}
+func (w *Sweeper) owner(ctx context.Context, key types.NamespacedName, uid types.UID) (*dsv1alpha1.Sandbox, error) {
+	sbx := &dsv1alpha1.Sandbox{}
 	if err := w.r.Get(ctx, key, sbx); err == nil && sbx.UID == uid {
 		return sbx, nil
 	}
@@ -148,7 +148,7 @@ func (w *Sweeper) owner(ctx context.Context, key types.NamespacedName, uid types
 
 // requeueEmptied asks for a pass over live Sandboxes of the node that had containers and now have none.
 func (w *Sweeper) requeueEmptied(ctx context.Context, held map[types.UID]*holdings) error {
-	var list v1.SandboxList
+	var list dsv1alpha1.SandboxList
 	if err := w.r.List(ctx, &list); err != nil {
 		return err
 	}
@@ -163,18 +163,18 @@ func (w *Sweeper) requeueEmptied(ctx context.Context, held map[types.UID]*holdin
 // drifted tells whether what Docker holds for a Sandbox differs from what its status says: a container of
 // another generation, a holder that stopped, a container that ended or froze without the agent noticing, a
 // recorded container that is gone, or a deletion still to finish.
-func drifted(sbx *v1.Sandbox, h *holdings) bool {
+func drifted(sbx *dsv1alpha1.Sandbox, h *holdings) bool {
 	if !sbx.DeletionTimestamp.IsZero() {
 		return true
 	}
 	settled, gen := isSettled(sbx), sbx.Status.TopologyGeneration
-	wantPaused := sbx.Spec.Lifecycle == v1.LifecyclePaused
+	wantPaused := sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused
 	seen := map[string]bool{}
 	for _, c := range h.containers {
 		owner, role, _ := dd.OwnerFromLabels(c.Labels)
 		seen[c.ID] = true
 		switch {
-		case role == v1.RoleHolder:
+		case role == dsv1alpha1.RoleHolder:
 			if !alive(c) {
 				return true
 			}

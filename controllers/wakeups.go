@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // Wakeups asks for passes over Sandboxes through the reconciler's requeue channel: at once (a pull they wait
@@ -17,7 +17,7 @@ import (
 // comes. Nothing is sent once ctx has ended.
 type Wakeups struct {
 	ctx context.Context
-	out chan<- event.TypedGenericEvent[*v1.Sandbox]
+	out chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]
 
 	mu     sync.Mutex
 	alarms map[types.NamespacedName]alarm
@@ -29,7 +29,7 @@ type alarm struct {
 }
 
 // NewWakeups sends to out until ctx ends.
-func NewWakeups(ctx context.Context, out chan<- event.TypedGenericEvent[*v1.Sandbox]) *Wakeups {
+func NewWakeups(ctx context.Context, out chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]) *Wakeups {
 	return &Wakeups{ctx: ctx, out: out, alarms: map[types.NamespacedName]alarm{}}
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // The bridge driver's switch for traffic between containers on one bridge.
@@ -42,7 +42,7 @@ func (d *Docker) adoptNetwork(ctx context.Context, name string, want map[string]
 	if err != nil || !info.Exists {
 		return info, err
 	}
-	if !identityMatches(info.Labels, want) || info.Labels[v1.LabelSubnet] != want[v1.LabelSubnet] {
+	if !identityMatches(info.Labels, want) || info.Labels[dsv1alpha1.LabelSubnet] != want[dsv1alpha1.LabelSubnet] {
 		return NetworkInfo{}, NewError(KindConflict, PhaseNetwork, name, "the name is held by a network Dockside did not make for this owner")
 	}
 	return info, nil
@@ -99,9 +99,9 @@ func (d *Docker) ListNetworks(ctx context.Context, match map[string]string) ([]N
 }
 
 func networkLabels(node string, spec NetworkSpec) map[string]string {
-	l := Labels(node, spec.Owner, v1.RoleNetwork, "")
+	l := Labels(node, spec.Owner, dsv1alpha1.RoleNetwork, "")
 	if spec.Subnet != "" {
-		l[v1.LabelSubnet] = spec.Subnet
+		l[dsv1alpha1.LabelSubnet] = spec.Subnet
 	}
 	return l
 }
@@ -131,7 +131,7 @@ func networkInfo(n network.Inspect) NetworkInfo {
 
 // labelFilter selects this node's managed objects whose labels include match.
 func (d *Docker) labelFilter(match map[string]string) filters.Args {
-	f := filters.NewArgs(filters.Arg("label", v1.LabelManaged+"=true"), filters.Arg("label", v1.LabelNode+"="+d.node))
+	f := filters.NewArgs(filters.Arg("label", dsv1alpha1.LabelManaged+"=true"), filters.Arg("label", dsv1alpha1.LabelNode+"="+d.node))
 	for k, v := range match {
 		f.Add("label", k+"="+v)
 	}
@@ -140,7 +140,7 @@ func (d *Docker) labelFilter(match map[string]string) filters.Args {
 
 // owns tells whether labels mark an object made by this node's driver.
 func (d *Docker) owns(labels map[string]string) bool {
-	return labels[v1.LabelManaged] == "true" && labels[v1.LabelNode] == d.node
+	return labels[dsv1alpha1.LabelManaged] == "true" && labels[dsv1alpha1.LabelNode] == d.node
 }
 
 // phased re-labels a driver error with the phase of the operation it happened in.

@@ -6,7 +6,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 func TestCreateRequestHardensEveryContainer(t *testing.T) {
@@ -22,7 +22,7 @@ func TestCreateRequestHardensEveryContainer(t *testing.T) {
 	g.Expect(cfg.Healthcheck.Test).To(Equal([]string{"NONE"}))
 	g.Expect(cfg.Env).To(Equal([]string{"A=1"}))
 	g.Expect(cfg.ExposedPorts).To(BeEmpty())
-	g.Expect(cfg.Labels).To(Equal(Labels("node-a", s.Owner, v1.RolePrimary, "")))
+	g.Expect(cfg.Labels).To(Equal(Labels("node-a", s.Owner, dsv1alpha1.RolePrimary, "")))
 
 	g.Expect(host.CapDrop).To(ConsistOf("ALL"))
 	g.Expect(host.CapAdd).To(BeEmpty())

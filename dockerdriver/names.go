@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // Owner identifies the Dockside object a Docker resource belongs to. Generation is the topology generation:
@@ -43,13 +43,13 @@ func NodeNetworkName(node string) string {
 // an empty service are left out; a zero generation is kept (it names per-Sandbox resources).
 func Labels(node string, o Owner, role, service string) map[string]string {
 	l := map[string]string{
-		v1.LabelManaged:    "true",
-		v1.LabelNode:       node,
-		v1.LabelRole:       role,
-		v1.LabelGeneration: strconv.FormatInt(o.Generation, 10),
+		dsv1alpha1.LabelManaged:    "true",
+		dsv1alpha1.LabelNode:       node,
+		dsv1alpha1.LabelRole:       role,
+		dsv1alpha1.LabelGeneration: strconv.FormatInt(o.Generation, 10),
 	}
 	for k, v := range map[string]string{
-		v1.LabelNamespace: o.Namespace, v1.LabelName: o.Name, v1.LabelUID: o.UID, v1.LabelService: service,
+		dsv1alpha1.LabelNamespace: o.Namespace, dsv1alpha1.LabelName: o.Name, dsv1alpha1.LabelUID: o.UID, dsv1alpha1.LabelService: service,
 	} {
 		if v != "" {
 			l[k] = v
@@ -60,16 +60,16 @@ func Labels(node string, o Owner, role, service string) map[string]string {
 
 // OwnerFromLabels reads back what Labels wrote; a missing or malformed generation reads as 0.
 func OwnerFromLabels(l map[string]string) (o Owner, role, service string) {
-	gen, _ := strconv.ParseInt(l[v1.LabelGeneration], 10, 64)
-	return Owner{Namespace: l[v1.LabelNamespace], Name: l[v1.LabelName], UID: l[v1.LabelUID], Generation: gen},
-		l[v1.LabelRole], l[v1.LabelService]
+	gen, _ := strconv.ParseInt(l[dsv1alpha1.LabelGeneration], 10, 64)
+	return Owner{Namespace: l[dsv1alpha1.LabelNamespace], Name: l[dsv1alpha1.LabelName], UID: l[dsv1alpha1.LabelUID], Generation: gen},
+		l[dsv1alpha1.LabelRole], l[dsv1alpha1.LabelService]
 }
 
 // identityMatches tells whether an existing object's labels are the ones this driver would give it, i.e.
 // whether it may be adopted. Only identity labels count; extra labels (subnet) are compared by the caller.
 func identityMatches(have, want map[string]string) bool {
-	for _, k := range []string{v1.LabelManaged, v1.LabelNode, v1.LabelNamespace, v1.LabelName, v1.LabelUID,
-		v1.LabelRole, v1.LabelService, v1.LabelGeneration} {
+	for _, k := range []string{dsv1alpha1.LabelManaged, dsv1alpha1.LabelNode, dsv1alpha1.LabelNamespace, dsv1alpha1.LabelName, dsv1alpha1.LabelUID,
+		dsv1alpha1.LabelRole, dsv1alpha1.LabelService, dsv1alpha1.LabelGeneration} {
 		if have[k] != want[k] {
 			return false
 		}

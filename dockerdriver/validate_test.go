@@ -6,12 +6,12 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 func validSpec() ContainerSpec {
 	return ContainerSpec{
-		Name: "dockside-ns-sbx-primary-0123456789ab", Role: v1.RolePrimary, Image: "img",
+		Name: "dockside-ns-sbx-primary-0123456789ab", Role: dsv1alpha1.RolePrimary, Image: "img",
 		Resources: Resources{MemoryBytes: 64 << 20, NanoCPUs: 1e9, PIDs: 64},
 	}
 }
@@ -92,8 +92,8 @@ func TestNetworkSpecValidate(t *testing.T) {
 
 func TestVolumeSpecAndExecRequestValidate(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(VolumeSpec{Name: "ws", Role: v1.RoleWorkspace, SizeBytes: 1}.Validate()).To(Succeed())
-	g.Expect(IsInvalidSpec(VolumeSpec{Name: "ws", Role: v1.RoleWorkspace}.Validate())).To(BeTrue())
+	g.Expect(VolumeSpec{Name: "ws", Role: dsv1alpha1.RoleWorkspace, SizeBytes: 1}.Validate()).To(Succeed())
+	g.Expect(IsInvalidSpec(VolumeSpec{Name: "ws", Role: dsv1alpha1.RoleWorkspace}.Validate())).To(BeTrue())
 	g.Expect(IsInvalidSpec(VolumeSpec{Name: "ws", SizeBytes: 1}.Validate())).To(BeTrue())
 
 	ok := ExecRequest{Command: []string{"true"}, Timeout: time.Second, OutputLimit: 1}

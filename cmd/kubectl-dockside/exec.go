@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/pkg/execution"
 )
 
@@ -111,7 +111,7 @@ func report(res *execution.Result) int {
 		warn("output past --max-output-bytes was cut: %d bytes of stdout, %d of stderr", res.StdoutTruncatedBytes, res.StderrTruncatedBytes)
 	}
 	switch {
-	case res.ExitCode == nil && res.Reason == v1.ReasonDeadlineExceeded:
+	case res.ExitCode == nil && res.Reason == dsv1alpha1.ReasonDeadlineExceeded:
 		return fail(exitDeadline, "%s", res.Message)
 	case res.ExitCode == nil:
 		return fail(exitNoCommand, "%s: %s", res.Reason, res.Message)

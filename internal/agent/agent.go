@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/controllers"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
@@ -145,7 +145,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	if err := v1.AddToScheme(scheme); err != nil {
+	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, managerOptions(scheme, opts))
@@ -154,7 +154,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	unbound, err := cache.New(cfg, cache.Options{
 		Scheme: scheme, Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
-		ByObject: map[client.Object]cache.ByObject{&v1.Sandbox{}: {Field: fields.OneTermEqualSelector(v1.FieldSandboxNodeName, "")}},
+		ByObject: map[client.Object]cache.ByObject{&dsv1alpha1.Sandbox{}: {Field: fields.OneTermEqualSelector(dsv1alpha1.FieldSandboxNodeName, "")}},
 	})
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 
 	driver := controllers.Instrument(opts.Driver, opts.DockerTimeout)
-	requeues := make(chan event.TypedGenericEvent[*v1.Sandbox], 1024)
+	requeues := make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 1024)
 	freezes := &controllers.Freezes{}
 	execs := controllers.NewExecutionRuns()
 	wake := controllers.NewWakeups(ctx, requeues)
@@ -260,9 +260,9 @@ func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
 		// Only this node's Sandboxes are cached and watched (spec.nodeName is a CRD selectable field, so the
 		// API server filters); unbound ones come through a second cache (see New).
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&v1.Sandbox{}: {Field: fields.OneTermEqualSelector(v1.FieldSandboxNodeName, opts.Node)},
+			&dsv1alpha1.Sandbox{}: {Field: fields.OneTermEqualSelector(dsv1alpha1.FieldSandboxNodeName, opts.Node)},
 			// Executions carry no node: each agent sees them all, and keeps none of their output.
-			&v1.Execution{}: {Transform: stripExecutionOutput},
+			&dsv1alpha1.Execution{}: {Transform: stripExecutionOutput},
 		}},
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
@@ -288,7 +288,7 @@ func durationOrNil(d time.Duration) *time.Duration {
 // stripExecutionOutput drops an Execution's stdout and stderr before it enters the cache: the agent never
 // reads them back, and every agent caches every Execution.
 func stripExecutionOutput(obj any) (any, error) {
-	if ex, ok := obj.(*v1.Execution); ok {
+	if ex, ok := obj.(*dsv1alpha1.Execution); ok {
 		ex.Status.Stdout, ex.Status.Stderr = "", ""
 	}
 	return obj, nil

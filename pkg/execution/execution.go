@@ -29,7 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // cleanupTimeout bounds deleting an Execution after its caller gave up on it.
@@ -43,7 +43,7 @@ type Client struct {
 // New returns a Client for the API server of cfg.
 func New(cfg *rest.Config) (*Client, error) {
 	scheme := runtime.NewScheme()
-	if err := v1.AddToScheme(scheme); err != nil {
+	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	kube, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
@@ -74,7 +74,7 @@ type Request struct {
 // Result is how an Execution ended.
 type Result struct {
 	Name     string // of the Execution
-	Phase    v1.ExecutionPhase
+	Phase    dsv1alpha1.ExecutionPhase
 	Reason   string // Completed, Error, DeadlineExceeded, OutputLimitExceeded, Canceled, SandboxNotReady, Lost
 	Message  string
 	ExitCode *int32 // set when the command exited on its own
@@ -111,25 +111,25 @@ func (c *Client) Run(ctx context.Context, req Request) (*Result, error) {
 }
 
 // create makes the Execution, owned by its Sandbox so that a cluster's garbage collector takes it along.
-func (c *Client) create(ctx context.Context, req Request) (*v1.Execution, error) {
-	sbx := &v1.Sandbox{}
+func (c *Client) create(ctx context.Context, req Request) (*dsv1alpha1.Execution, error) {
+	sbx := &dsv1alpha1.Sandbox{}
 	if err := c.kube.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Sandbox}, sbx); err != nil {
 		return nil, fmt.Errorf("reading Sandbox %s/%s: %w", req.Namespace, req.Sandbox, err)
 	}
-	ex := &v1.Execution{
+	ex := &dsv1alpha1.Execution{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: req.Namespace, GenerateName: req.Sandbox + "-",
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: v1.GroupVersion.String(), Kind: "Sandbox", Name: sbx.Name, UID: sbx.UID, Controller: ptr.To(true),
+				APIVersion: dsv1alpha1.GroupVersion.String(), Kind: "Sandbox", Name: sbx.Name, UID: sbx.UID, Controller: ptr.To(true),
 			}},
 		},
-		Spec: v1.ExecutionSpec{
+		Spec: dsv1alpha1.ExecutionSpec{
 			SandboxName: req.Sandbox, Command: req.Command, Stdin: req.Stdin, WorkingDir: req.WorkingDir,
 			TimeoutSeconds: int32((req.Timeout + time.Second - 1) / time.Second), MaxOutputBytes: req.MaxOutputBytes,
 		},
 	}
 	for _, name := range slices.Sorted(maps.Keys(req.Env)) {
-		ex.Spec.Env = append(ex.Spec.Env, v1.ExecutionEnvVar{Name: name, Value: req.Env[name]})
+		ex.Spec.Env = append(ex.Spec.Env, dsv1alpha1.ExecutionEnvVar{Name: name, Value: req.Env[name]})
 	}
 	if err := c.kube.Create(ctx, ex); err != nil {
 		return nil, fmt.Errorf("creating an Execution in Sandbox %s/%s: %w", req.Namespace, req.Sandbox, err)
@@ -138,9 +138,9 @@ func (c *Client) create(ctx context.Context, req Request) (*v1.Execution, error)
 }
 
 // wait watches the Execution until it has ended, and returns it as it ended.
-func (c *Client) wait(ctx context.Context, ex *v1.Execution) (*v1.Execution, error) {
+func (c *Client) wait(ctx context.Context, ex *dsv1alpha1.Execution) (*dsv1alpha1.Execution, error) {
 	for {
-		cur := &v1.Execution{}
+		cur := &dsv1alpha1.Execution{}
 		if err := c.kube.Get(ctx, client.ObjectKeyFromObject(ex), cur); err != nil {
 			return nil, fmt.Errorf("reading Execution %s: %w", ex.Name, err)
 		}
@@ -158,8 +158,8 @@ func (c *Client) wait(ctx context.Context, ex *v1.Execution) (*v1.Execution, err
 }
 
 // watch follows the Execution from the version given; it returns nil, nil when the watch closes first.
-func (c *Client) watch(ctx context.Context, from *v1.Execution) (*v1.Execution, error) {
-	w, err := c.kube.Watch(ctx, &v1.ExecutionList{}, &client.ListOptions{
+func (c *Client) watch(ctx context.Context, from *dsv1alpha1.Execution) (*dsv1alpha1.Execution, error) {
+	w, err := c.kube.Watch(ctx, &dsv1alpha1.ExecutionList{}, &client.ListOptions{
 		Namespace:     from.Namespace,
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", from.Name),
 		Raw:           &metav1.ListOptions{ResourceVersion: from.ResourceVersion},
@@ -176,7 +176,7 @@ func (c *Client) watch(ctx context.Context, from *v1.Execution) (*v1.Execution, 
 			if !ok {
 				return nil, nil
 			}
-			ex, isExecution := e.Object.(*v1.Execution)
+			ex, isExecution := e.Object.(*dsv1alpha1.Execution)
 			switch {
 			case e.Type == watch.Deleted && isExecution && ex.UID == from.UID:
 				return nil, fmt.Errorf("execution %s was deleted before it ended", from.Name)
@@ -190,18 +190,18 @@ func (c *Client) watch(ctx context.Context, from *v1.Execution) (*v1.Execution, 
 }
 
 // delete removes the Execution, whatever ctx the caller had left.
-func (c *Client) delete(ex *v1.Execution) {
+func (c *Client) delete(ex *dsv1alpha1.Execution) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	uid := ex.UID
 	_ = client.IgnoreNotFound(c.kube.Delete(ctx, ex, client.Preconditions{UID: &uid}))
 }
 
-func finished(ex *v1.Execution) bool {
-	return ex.Status.Phase == v1.ExecutionSucceeded || ex.Status.Phase == v1.ExecutionFailed
+func finished(ex *dsv1alpha1.Execution) bool {
+	return ex.Status.Phase == dsv1alpha1.ExecutionSucceeded || ex.Status.Phase == dsv1alpha1.ExecutionFailed
 }
 
-func result(ex *v1.Execution) *Result {
+func result(ex *dsv1alpha1.Execution) *Result {
 	st := ex.Status
 	res := &Result{
 		Name: ex.Name, Phase: st.Phase, Reason: st.Reason, Message: st.Message, ExitCode: st.ExitCode,

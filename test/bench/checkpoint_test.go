@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // checkpointMiB is the size of the random file the benchmark checkpoints and restores.
@@ -129,8 +129,8 @@ func plainWorkspace(node string) (string, error) {
 
 // capture creates a Checkpoint of the Sandbox named sandbox and waits for it to be Ready. It returns
 // errNotImplemented when no agent gives the Checkpoint any status within checkpointGrace.
-func (e *env) capture(ctx context.Context, ns, sandbox string) (*v1.Checkpoint, time.Duration, error) {
-	ckpt := &v1.Checkpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ckpt"}, Spec: v1.CheckpointSpec{SandboxName: sandbox}}
+func (e *env) capture(ctx context.Context, ns, sandbox string) (*dsv1alpha1.Checkpoint, time.Duration, error) {
+	ckpt := &dsv1alpha1.Checkpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ckpt"}, Spec: dsv1alpha1.CheckpointSpec{SandboxName: sandbox}}
 	start := time.Now()
 	if err := e.k8s.Create(ctx, ckpt); err != nil {
 		return nil, 0, err
@@ -141,9 +141,9 @@ func (e *env) capture(ctx context.Context, ns, sandbox string) (*v1.Checkpoint, 
 		}
 		st := ckpt.Status
 		switch {
-		case meta.IsStatusConditionTrue(st.Conditions, v1.ConditionReady):
+		case meta.IsStatusConditionTrue(st.Conditions, dsv1alpha1.ConditionReady):
 			return ckpt, time.Since(start), nil
-		case st.Phase == v1.CheckpointFailed:
+		case st.Phase == dsv1alpha1.CheckpointFailed:
 			return nil, 0, fmt.Errorf("the Checkpoint failed: %s\n%s", conditions(st.Conditions), e.agent.logTail())
 		case st.ObservedGeneration == 0 && st.Phase == "" && time.Since(start) > checkpointGrace:
 			return nil, 0, errNotImplemented
@@ -154,7 +154,7 @@ func (e *env) capture(ctx context.Context, ns, sandbox string) (*v1.Checkpoint, 
 
 // restore creates sbx (which names a Checkpoint) and waits for it to be Ready; errNotImplemented when the
 // agent says it cannot restore.
-func (e *env) restore(ctx context.Context, sbx *v1.Sandbox) (time.Duration, error) {
+func (e *env) restore(ctx context.Context, sbx *dsv1alpha1.Sandbox) (time.Duration, error) {
 	start := time.Now()
 	if err := e.k8s.Create(ctx, sbx); err != nil {
 		return 0, err
@@ -163,13 +163,13 @@ func (e *env) restore(ctx context.Context, sbx *v1.Sandbox) (time.Duration, erro
 		if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
 			return 0, err
 		}
-		ready := meta.FindStatusCondition(sbx.Status.Conditions, v1.ConditionReady)
+		ready := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionReady)
 		switch {
 		case ready != nil && ready.Status == metav1.ConditionTrue:
 			return time.Since(start), nil
-		case ready != nil && ready.Reason == v1.ReasonRestoreNotSupported:
+		case ready != nil && ready.Reason == dsv1alpha1.ReasonRestoreNotSupported:
 			return 0, errNotImplemented
-		case meta.IsStatusConditionTrue(sbx.Status.Conditions, v1.ConditionStalled):
+		case meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionStalled):
 			return 0, fmt.Errorf("the restoring Sandbox stalled: %s\n%s", conditions(sbx.Status.Conditions), e.agent.logTail())
 		}
 	}

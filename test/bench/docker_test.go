@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/test/dockercli"
 )
 
@@ -28,7 +28,7 @@ func docker(args ...string) (string, error) { return dockercli.Run(args...) }
 
 // baselineLabels are the labels every baseline object of the run of node carries.
 func baselineLabels(node string) []string {
-	return []string{"--label", v1.LabelManaged + "=true", "--label", v1.LabelNode + "=" + plainNode(node), "--label", v1.LabelRole + "=" + roleBaseline}
+	return []string{"--label", dsv1alpha1.LabelManaged + "=true", "--label", dsv1alpha1.LabelNode + "=" + plainNode(node), "--label", dsv1alpha1.LabelRole + "=" + roleBaseline}
 }
 
 // runArgs is `docker run -d` of a container as locked down as a Sandbox's primary with default resources
@@ -84,7 +84,7 @@ func waitRunning(id string) error {
 
 // removeLabelled force-removes every container, network and volume labelled with node.
 func removeLabelled(node string) error {
-	filter := []string{"--filter", "label=" + v1.LabelManaged + "=true", "--filter", "label=" + v1.LabelNode + "=" + node}
+	filter := []string{"--filter", "label=" + dsv1alpha1.LabelManaged + "=true", "--filter", "label=" + dsv1alpha1.LabelNode + "=" + node}
 	for _, kind := range []string{"container", "network", "volume"} {
 		list := append([]string{kind, "ls", "-q"}, filter...)
 		if kind == "container" {

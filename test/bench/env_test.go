@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/controlplane"
 )
 
@@ -39,7 +39,7 @@ func init() {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
-	if err := v1.AddToScheme(scheme); err != nil {
+	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
 }
@@ -105,15 +105,15 @@ func (e *env) namespace(ctx context.Context, prefix string) (string, error) {
 
 // session is a session Sandbox (no command: it stays up until deleted) of the busybox image, with the
 // defaults of every other field: cpu 1, memory 512Mi, 256 pids, a 512Mi workspace, network None.
-func session(ns, name string) *v1.Sandbox {
-	return &v1.Sandbox{
+func session(ns, name string) *dsv1alpha1.Sandbox {
+	return &dsv1alpha1.Sandbox{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1.SandboxSpec{Image: busybox},
+		Spec:       dsv1alpha1.SandboxSpec{Image: busybox},
 	}
 }
 
 // applyAndWait creates sbx and waits for it to be Ready; it returns how long that took.
-func (e *env) applyAndWait(ctx context.Context, sbx *v1.Sandbox) (time.Duration, error) {
+func (e *env) applyAndWait(ctx context.Context, sbx *dsv1alpha1.Sandbox) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -136,7 +136,7 @@ func (e *env) deleteAll(ctx context.Context, ns string, timeout time.Duration) e
 		obj  client.Object
 		list client.ObjectList
 	}{
-		{&v1.Sandbox{}, &v1.SandboxList{}}, {&v1.Checkpoint{}, &v1.CheckpointList{}}, {&v1.SandboxService{}, &v1.SandboxServiceList{}},
+		{&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxList{}}, {&dsv1alpha1.Checkpoint{}, &dsv1alpha1.CheckpointList{}}, {&dsv1alpha1.SandboxService{}, &dsv1alpha1.SandboxServiceList{}},
 	}
 	for _, k := range kinds {
 		if err := e.k8s.DeleteAllOf(ctx, k.obj, client.InNamespace(ns)); err != nil {
@@ -155,7 +155,7 @@ func (e *env) deleteAll(ctx context.Context, ns string, timeout time.Duration) e
 func (e *env) waitSandboxesGone(ctx context.Context, ns string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return e.waitEmpty(ctx, ns, &v1.SandboxList{})
+	return e.waitEmpty(ctx, ns, &dsv1alpha1.SandboxList{})
 }
 
 // waitEmpty waits until list, listed in ns, is empty or ctx ends.

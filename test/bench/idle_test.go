@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 const (
@@ -112,7 +112,7 @@ func (e *env) snapshot(ctx context.Context) (counts, error) {
 	}
 	return counts{
 		dockerCalls:    dockerCalls(agent),
-		docksideWrites: writes(api, v1.GroupVersion.Group),
+		docksideWrites: writes(api, dsv1alpha1.GroupVersion.Group),
 		allWrites:      writes(api, ""),
 		reconciles:     agent.sum("controller_runtime_reconcile_total", func(l map[string]string) bool { return l["controller"] == "sandbox" }),
 	}, nil
@@ -121,20 +121,20 @@ func (e *env) snapshot(ctx context.Context) (counts, error) {
 // idleMemory is the mean memory of the Sandboxes' holders and primaries in ns, and of the plain containers.
 func idleMemory(node, ns string) (holders, primaries, plain float64, err error) {
 	ids := map[string][]string{}
-	for _, role := range []string{v1.RoleHolder, v1.RolePrimary} {
-		out, err := docker("container", "ls", "-q", "--no-trunc", "--filter", "label="+v1.LabelNode+"="+node,
-			"--filter", "label="+v1.LabelNamespace+"="+ns, "--filter", "label="+v1.LabelRole+"="+role)
+	for _, role := range []string{dsv1alpha1.RoleHolder, dsv1alpha1.RolePrimary} {
+		out, err := docker("container", "ls", "-q", "--no-trunc", "--filter", "label="+dsv1alpha1.LabelNode+"="+node,
+			"--filter", "label="+dsv1alpha1.LabelNamespace+"="+ns, "--filter", "label="+dsv1alpha1.LabelRole+"="+role)
 		if err != nil {
 			return 0, 0, 0, err
 		}
 		ids[role] = strings.Fields(out)
 	}
-	out, err := docker("container", "ls", "-q", "--no-trunc", "--filter", "label="+v1.LabelNode+"="+plainNode(node))
+	out, err := docker("container", "ls", "-q", "--no-trunc", "--filter", "label="+dsv1alpha1.LabelNode+"="+plainNode(node))
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	ids[roleBaseline] = strings.Fields(out)
-	mem, err := containerMemory(slices.Concat(ids[v1.RoleHolder], ids[v1.RolePrimary], ids[roleBaseline]))
+	mem, err := containerMemory(slices.Concat(ids[dsv1alpha1.RoleHolder], ids[dsv1alpha1.RolePrimary], ids[roleBaseline]))
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -145,7 +145,7 @@ func idleMemory(node, ns string) (holders, primaries, plain float64, err error) 
 		}
 		return sum / float64(max(len(ids), 1))
 	}
-	return mean(ids[v1.RoleHolder]), mean(ids[v1.RolePrimary]), mean(ids[roleBaseline]), nil
+	return mean(ids[dsv1alpha1.RoleHolder]), mean(ids[dsv1alpha1.RolePrimary]), mean(ids[roleBaseline]), nil
 }
 
 // diff is after minus before, by key, leaving out keys that did not change.

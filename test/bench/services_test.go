@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // serviceStarts is how many Sandboxes with one service are started, one at a time.
@@ -29,11 +29,11 @@ func BenchmarkServiceStart(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The service is ready as soon as it runs, so that both sides time the orchestration, not a wait.
-	svc := &v1.SandboxService{
+	svc := &dsv1alpha1.SandboxService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
-		Spec: v1.SandboxServiceSpec{
+		Spec: dsv1alpha1.SandboxServiceSpec{
 			Image: busybox, Command: []string{"sleep", "3600"},
-			Readiness: &v1.Readiness{Command: []string{"true"}, PeriodSeconds: int32(readinessPeriod.Seconds()), FailureThreshold: 30},
+			Readiness: &dsv1alpha1.Readiness{Command: []string{"true"}, PeriodSeconds: int32(readinessPeriod.Seconds()), FailureThreshold: 30},
 		},
 	}
 	if err := e.k8s.Create(ctx, svc); err != nil {

@@ -12,7 +12,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // tracker notes when each Sandbox first reads Ready (or Stalled) as the API server's watch delivers it, so
@@ -35,7 +35,7 @@ func newTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
 		return nil, err
 	}
 	t := &tracker{seen: map[types.NamespacedName]*progress{}}
-	inf, err := c.GetInformer(ctx, &v1.Sandbox{})
+	inf, err := c.GetInformer(ctx, &dsv1alpha1.Sandbox{})
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (t *tracker) entry(key types.NamespacedName) *progress {
 }
 
 func (t *tracker) observe(obj any, at time.Time) {
-	sbx, ok := obj.(*v1.Sandbox)
+	sbx, ok := obj.(*dsv1alpha1.Sandbox)
 	if !ok {
 		return
 	}
@@ -74,10 +74,10 @@ func (t *tracker) observe(obj any, at time.Time) {
 		return
 	default:
 	}
-	if meta.IsStatusConditionTrue(sbx.Status.Conditions, v1.ConditionReady) {
+	if meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionReady) {
 		p.readyAt = at
 		close(p.done)
-	} else if c := meta.FindStatusCondition(sbx.Status.Conditions, v1.ConditionStalled); c != nil && c.Status == "True" {
+	} else if c := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionStalled); c != nil && c.Status == "True" {
 		p.stalled = c.Reason + ": " + c.Message
 		close(p.done)
 	}

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"strings"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // Run runs `docker args...` and returns its trimmed output; a failure carries what Docker said.
@@ -21,7 +21,7 @@ func Run(args ...string) (string, error) {
 
 // Leftovers lists every container, network and volume that carries the node's label, as "kind id".
 func Leftovers(node string) ([]string, error) {
-	filter := "label=" + v1.LabelNode + "=" + node
+	filter := "label=" + dsv1alpha1.LabelNode + "=" + node
 	var found []string
 	for _, kind := range []string{"container", "network", "volume"} {
 		args := []string{kind, "ls", "-q", "--filter", filter}

@@ -1,3 +1,5 @@
+//go:build integration
+
 package api_test
 
 import (

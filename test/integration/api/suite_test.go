@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package api_test checks the CRDs of api/v1alpha1 against a real kube-apiserver (envtest): samples accepted,
 // bad manifests refused with a message a person understands, defaults on read-back, immutable fields, and
 // server-side apply. Run with KUBEBUILDER_ASSETS=$(bash hack/build-controlplane.sh).

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -9,12 +11,12 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/agent"
 )
 
 // nodeOf polls the node a Sandbox is bound to.
-func nodeOf(sbx *v1.Sandbox) func() string {
+func nodeOf(sbx *dsv1alpha1.Sandbox) func() string {
 	return func() string { return get(sbx).Spec.NodeName }
 }
 
@@ -24,7 +26,7 @@ var _ = Describe("Binding", func() {
 	It("binds unbound Sandboxes to agents with room, and a waiting one as soon as room frees", func() {
 		ns := newNamespace()
 		a, b := newAgent(capacity(1)), newAgent(capacity(1))
-		var sandboxes []*v1.Sandbox
+		var sandboxes []*dsv1alpha1.Sandbox
 		for i := range 3 {
 			sbx := sandbox(ns, fmt.Sprintf("unbound-%d", i), "")
 			create(sbx)
@@ -40,7 +42,7 @@ var _ = Describe("Binding", func() {
 		}
 		Eventually(boundTo).Should(Equal(map[string]int{a.node: 1, b.node: 1, "": 1}))
 		Consistently(boundTo).Should(Equal(map[string]int{a.node: 1, b.node: 1, "": 1}))
-		var waiting, running *v1.Sandbox
+		var waiting, running *dsv1alpha1.Sandbox
 		for _, sbx := range sandboxes {
 			switch get(sbx).Spec.NodeName {
 			case "":
@@ -49,29 +51,29 @@ var _ = Describe("Binding", func() {
 				running = sbx
 			}
 		}
-		Eventually(condition(waiting, v1.ConditionScheduled)).Should(Equal("False/NoCapacity"))
-		Expect(phase(waiting)()).To(Equal(v1.SandboxPending))
-		Expect(condition(waiting, v1.ConditionReady)()).To(Equal("False/Unscheduled"))
-		Eventually(condition(running, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(condition(running, v1.ConditionScheduled)()).To(Equal("True/Bound"))
+		Eventually(condition(waiting, dsv1alpha1.ConditionScheduled)).Should(Equal("False/NoCapacity"))
+		Expect(phase(waiting)()).To(Equal(dsv1alpha1.SandboxPending))
+		Expect(condition(waiting, dsv1alpha1.ConditionReady)()).To(Equal("False/Unscheduled"))
+		Eventually(condition(running, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(condition(running, dsv1alpha1.ConditionScheduled)()).To(Equal("True/Bound"))
 
 		Expect(k8s.Delete(ctx(), running)).To(Succeed())
 		Eventually(nodeOf(waiting)).Should(Equal(a.node))
-		Eventually(condition(waiting, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(waiting, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Eventually(eventReasons(waiting)).Should(ContainElement("Bound"))
 	})
 
 	It("binds each Sandbox exactly once when agents race for them", func() {
 		ns := newNamespace()
 		a, b := newAgent(), newAgent()
-		var sandboxes []*v1.Sandbox
+		var sandboxes []*dsv1alpha1.Sandbox
 		for i := range 6 {
 			sbx := sandbox(ns, fmt.Sprintf("raced-%d", i), "")
 			create(sbx)
 			sandboxes = append(sandboxes, sbx)
 		}
 		for _, sbx := range sandboxes {
-			Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+			Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 			cur := get(sbx)
 			own, other := a, b
 			if cur.Spec.NodeName == b.node {
@@ -90,7 +92,7 @@ var _ = Describe("Binding", func() {
 		mine := sandbox(ns, "mine", a.node)
 		create(mine)
 
-		Eventually(condition(mine, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(mine, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Consistently(func() bool {
 			cur := get(sbx)
 			return len(cur.Finalizers) == 0 && cur.Status.Phase == "" && cur.Status.NodeName == ""
@@ -101,17 +103,17 @@ var _ = Describe("Binding", func() {
 		ns, a := newNamespace(), newAgent(capacity(1))
 		first := sandbox(ns, "first", a.node)
 		create(first)
-		Eventually(condition(first, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(first, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		second := sandbox(ns, "second", a.node)
 		create(second)
 
-		Eventually(condition(second, v1.ConditionScheduled)).Should(Equal("False/NoCapacity"))
-		Expect(phase(second)()).To(Equal(v1.SandboxPending))
+		Eventually(condition(second, dsv1alpha1.ConditionScheduled)).Should(Equal("False/NoCapacity"))
+		Expect(phase(second)()).To(Equal(dsv1alpha1.SandboxPending))
 		Expect(get(second).Finalizers).To(BeEmpty())
 		Expect(containers(a.docker, second, "")).To(BeEmpty())
 
 		Expect(k8s.Delete(ctx(), first)).To(Succeed())
-		Eventually(condition(second, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(second, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	})
 })
 
@@ -125,18 +127,18 @@ var _ = Describe("The node Lease", func() {
 		first := startAgent(node, newDocker(node), lease)
 		sbx := sandbox(ns, "leased", node)
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 
 		second := startAgent(node, newDocker(node), lease)
-		update(sbx, func(s *v1.Sandbox) { s.Spec.Env = []v1.EnvVar{{Name: "V", Value: "2"}} })
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Spec.Env = []dsv1alpha1.EnvVar{{Name: "V", Value: "2"}} })
 		Eventually(func() int64 { return get(sbx).Status.TopologyGeneration }).Should(BeEquivalentTo(2))
 		Consistently(func() int { return holdings(second.docker, string(get(sbx).UID)) }).Should(BeZero(),
 			"the second agent never acts while the first holds the Lease")
 
 		first.stop()
-		update(sbx, func(s *v1.Sandbox) { s.Spec.Env = []v1.EnvVar{{Name: "V", Value: "3"}} })
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Spec.Env = []dsv1alpha1.EnvVar{{Name: "V", Value: "3"}} })
 		Eventually(func() int { return holdings(second.docker, string(get(sbx).UID)) }, 15*time.Second).Should(BeNumerically(">", 0))
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: agent.DefaultLeaseNamespace, Name: agent.LeaseName(node)}, &coordinationv1.Lease{})).To(Succeed())
 	})
 })

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -19,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
@@ -61,29 +63,29 @@ func (a *storingAgent) archivePath(digest string) string {
 	return filepath.Join(a.store, "sha256", strings.TrimPrefix(digest, "sha256:"))
 }
 
-func checkpoint(ns, name, sandboxName string, paths ...string) *v1.Checkpoint {
-	return &v1.Checkpoint{
+func checkpoint(ns, name, sandboxName string, paths ...string) *dsv1alpha1.Checkpoint {
+	return &dsv1alpha1.Checkpoint{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1.CheckpointSpec{SandboxName: sandboxName, Paths: paths},
+		Spec:       dsv1alpha1.CheckpointSpec{SandboxName: sandboxName, Paths: paths},
 	}
 }
 
-func getCheckpoint(ckpt *v1.Checkpoint) *v1.Checkpoint {
+func getCheckpoint(ckpt *dsv1alpha1.Checkpoint) *dsv1alpha1.Checkpoint {
 	GinkgoHelper()
-	out := &v1.Checkpoint{}
+	out := &dsv1alpha1.Checkpoint{}
 	Expect(k8s.Get(ctx(), client.ObjectKeyFromObject(ckpt), out)).To(Succeed())
 	return out
 }
 
 // ckptState polls a Checkpoint as "Phase/Ready reason".
-func ckptState(ckpt *v1.Checkpoint) func() string {
+func ckptState(ckpt *dsv1alpha1.Checkpoint) func() string {
 	return func() string {
-		cur := &v1.Checkpoint{}
+		cur := &dsv1alpha1.Checkpoint{}
 		if err := k8s.Get(ctx(), client.ObjectKeyFromObject(ckpt), cur); err != nil {
 			return err.Error()
 		}
 		reason := "none"
-		if c := meta.FindStatusCondition(cur.Status.Conditions, v1.ConditionReady); c != nil {
+		if c := meta.FindStatusCondition(cur.Status.Conditions, dsv1alpha1.ConditionReady); c != nil {
 			reason = c.Reason
 		}
 		return string(cur.Status.Phase) + "/" + reason
@@ -91,9 +93,9 @@ func ckptState(ckpt *v1.Checkpoint) func() string {
 }
 
 // ckptMessage is the message of the Checkpoint's Ready condition now.
-func ckptMessage(ckpt *v1.Checkpoint) string {
+func ckptMessage(ckpt *dsv1alpha1.Checkpoint) string {
 	GinkgoHelper()
-	c := meta.FindStatusCondition(getCheckpoint(ckpt).Status.Conditions, v1.ConditionReady)
+	c := meta.FindStatusCondition(getCheckpoint(ckpt).Status.Conditions, dsv1alpha1.ConditionReady)
 	Expect(c).NotTo(BeNil())
 	return c.Message
 }
@@ -124,7 +126,7 @@ func objectEvents(obj client.Object, kind string) func() []string {
 }
 
 // fillWorkspace writes files (a name ending in "/" is a folder) into the Sandbox's workspace through its holder.
-func fillWorkspace(d *fake.Driver, sbx *v1.Sandbox, files map[string]string) {
+func fillWorkspace(d *fake.Driver, sbx *dsv1alpha1.Sandbox, files map[string]string) {
 	GinkgoHelper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -138,13 +140,13 @@ func fillWorkspace(d *fake.Driver, sbx *v1.Sandbox, files map[string]string) {
 		Expect(err).NotTo(HaveOccurred())
 	}
 	Expect(tw.Close()).To(Succeed())
-	Expect(d.CopyTo(ctx(), container(d, sbx, v1.RoleHolder, "").Name, "/workspace", &buf)).To(Succeed())
+	Expect(d.CopyTo(ctx(), container(d, sbx, dsv1alpha1.RoleHolder, "").Name, "/workspace", &buf)).To(Succeed())
 }
 
 // workspaceFiles reads every file (and folder, with a trailing "/") of the Sandbox's workspace.
-func workspaceFiles(d *fake.Driver, sbx *v1.Sandbox) map[string]string {
+func workspaceFiles(d *fake.Driver, sbx *dsv1alpha1.Sandbox) map[string]string {
 	GinkgoHelper()
-	rc, err := d.CopyFrom(ctx(), container(d, sbx, v1.RoleHolder, "").Name, "/workspace/.")
+	rc, err := d.CopyFrom(ctx(), container(d, sbx, dsv1alpha1.RoleHolder, "").Name, "/workspace/.")
 	Expect(err).NotTo(HaveOccurred())
 	defer rc.Close()
 	return tarFiles(rc)
@@ -181,11 +183,11 @@ func sortedNames(files map[string]string) []string {
 }
 
 // runningSession creates a session on the agent's node and waits until it is Ready.
-func runningSession(ns, name string, a *storingAgent) *v1.Sandbox {
+func runningSession(ns, name string, a *storingAgent) *dsv1alpha1.Sandbox {
 	GinkgoHelper()
 	sbx := sandbox(ns, name, a.node)
 	create(sbx)
-	Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+	Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	return sbx
 }
 
@@ -208,8 +210,8 @@ var _ = Describe("A Checkpoint", func() {
 		Expect(cur.Status.FrozenDuration).NotTo(BeNil())
 		Expect(cur.Status.FrozenDuration.Duration).To(BeNumerically("<=", cur.Status.CaptureDuration.Duration))
 		Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
-		Expect(cur.Finalizers).To(ContainElement(v1.FinalizerCleanup))
-		for typ, want := range map[string]string{v1.ConditionReconciling: "False", v1.ConditionStalled: "False"} {
+		Expect(cur.Finalizers).To(ContainElement(dsv1alpha1.FinalizerCleanup))
+		for typ, want := range map[string]string{dsv1alpha1.ConditionReconciling: "False", dsv1alpha1.ConditionStalled: "False"} {
 			Expect(string(meta.FindStatusCondition(cur.Status.Conditions, typ).Status)).To(Equal(want), typ)
 		}
 
@@ -224,17 +226,17 @@ var _ = Describe("A Checkpoint", func() {
 		By("having frozen the primary once and thawed it")
 		Expect(a.docker.Calls(fake.OpPauseContainer)).To(Equal(pauses + 1))
 		Expect(a.docker.Calls(fake.OpUnpauseContainer)).To(Equal(thaws + 1))
-		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateRunning))
-		Consistently(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StateRunning))
+		Consistently(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Eventually(objectEvents(ckpt, "Checkpoint")).Should(ContainElement("Captured"))
 	})
 
 	It("leaves a paused Sandbox paused", func() {
 		ns, a := newNamespace(), newStoringAgent()
 		sbx := sandbox(ns, "frozen", a.node)
-		sbx.Spec.Lifecycle = v1.LifecyclePaused
+		sbx.Spec.Lifecycle = dsv1alpha1.LifecyclePaused
 		create(sbx)
-		Eventually(phase(sbx)).Should(Equal(v1.SandboxPaused))
+		Eventually(phase(sbx)).Should(Equal(dsv1alpha1.SandboxPaused))
 		fillWorkspace(a.docker, sbx, map[string]string{"kept.txt": "still here"})
 		thaws := a.docker.Calls(fake.OpUnpauseContainer)
 
@@ -243,8 +245,8 @@ var _ = Describe("A Checkpoint", func() {
 		Eventually(ckptState(ckpt)).Should(Equal("Ready/Succeeded"))
 		Expect(getCheckpoint(ckpt).Status.FrozenDuration.Duration).To(BeZero(), "it was frozen already")
 		Expect(a.docker.Calls(fake.OpUnpauseContainer)).To(Equal(thaws))
-		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StatePaused))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxPaused))
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StatePaused))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxPaused))
 	})
 
 	It("captures only the listed paths, each in its own place in the workspace", func() {
@@ -266,7 +268,7 @@ var _ = Describe("A Checkpoint", func() {
 		create(missing)
 		Eventually(ckptState(missing)).Should(Equal("Failed/CaptureFailed"))
 		Expect(ckptMessage(missing)).To(ContainSubstring(`path "nope" is not in the workspace`))
-		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateRunning), "thawed after the failure")
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StateRunning), "thawed after the failure")
 	})
 
 	It("waits for a Sandbox that does not exist or run yet, and captures it once it runs", func() {
@@ -286,23 +288,23 @@ var _ = Describe("A Checkpoint", func() {
 		run := sandbox(ns, "run", a.node)
 		run.Spec.Command = []string{"true"}
 		create(run)
-		Eventually(phase(run)).Should(Equal(v1.SandboxRunning))
-		Expect(a.docker.Exit(container(a.docker, run, v1.RolePrimary, "").Name, 0)).To(Succeed())
-		Eventually(phase(run)).Should(Equal(v1.SandboxSucceeded))
+		Eventually(phase(run)).Should(Equal(dsv1alpha1.SandboxRunning))
+		Expect(a.docker.Exit(container(a.docker, run, dsv1alpha1.RolePrimary, "").Name, 0)).To(Succeed())
+		Eventually(phase(run)).Should(Equal(dsv1alpha1.SandboxSucceeded))
 		ended := checkpoint(ns, "of-run", "run")
 		create(ended)
 		Eventually(ckptState(ended)).Should(Equal("Failed/SandboxNotRunning"))
 		Expect(ckptMessage(ended)).To(ContainSubstring("has ended (Succeeded)"))
-		Expect(meta.IsStatusConditionTrue(getCheckpoint(ended).Status.Conditions, v1.ConditionStalled)).To(BeTrue())
+		Expect(meta.IsStatusConditionTrue(getCheckpoint(ended).Status.Conditions, dsv1alpha1.ConditionStalled)).To(BeTrue())
 		Eventually(objectEvents(ended, "Checkpoint")).Should(ContainElement("CaptureFailed"))
 
 		create(service(ns, "db"))
 		session := sandbox(ns, "poisoned", a.node)
 		session.Spec.Services = []string{"db"}
 		create(session)
-		Eventually(condition(session, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(a.docker.Exit(container(a.docker, session, v1.RoleService, "db").Name, 1)).To(Succeed())
-		Eventually(condition(session, v1.ConditionTopologyPoisoned)).Should(Equal("True/ServiceExited"))
+		Eventually(condition(session, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(a.docker.Exit(container(a.docker, session, dsv1alpha1.RoleService, "db").Name, 1)).To(Succeed())
+		Eventually(condition(session, dsv1alpha1.ConditionTopologyPoisoned)).Should(Equal("True/ServiceExited"))
 		bad := checkpoint(ns, "of-poisoned", "poisoned")
 		create(bad)
 		Eventually(ckptState(bad)).Should(Equal("Failed/SandboxPoisoned"))
@@ -329,7 +331,7 @@ var _ = Describe("A Checkpoint", func() {
 		create(broken)
 		Eventually(ckptState(broken)).Should(Equal("Failed/CaptureFailed"))
 		Expect(ckptMessage(broken)).To(ContainSubstring("copying the workspace out"))
-		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateRunning))
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StateRunning))
 		Expect(a.archives()).To(BeEmpty())
 		tmp, err := os.ReadDir(filepath.Join(a.store, "tmp"))
 		Expect(err).NotTo(HaveOccurred())

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -15,7 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
@@ -26,25 +28,25 @@ var _ = Describe("An Execution", func() {
 		ns   string
 		a    *testAgent
 		jobs *jobLog
-		sbx  *v1.Sandbox
+		sbx  *dsv1alpha1.Sandbox
 	)
 	// start runs an agent (tweaked), a Ready session "shell" on it, and the job handler on its daemon.
 	start := func(tweak ...func(*agent.Options)) {
 		ns, a, jobs = newNamespace(), newAgent(tweak...), newJobLog()
 		a.docker.SetExecHandler(jobs.handle)
 		DeferCleanup(func(ctx SpecContext) {
-			Expect(k8s.DeleteAllOf(ctx, &v1.Execution{}, client.InNamespace(ns))).To(Succeed())
+			Expect(k8s.DeleteAllOf(ctx, &dsv1alpha1.Execution{}, client.InNamespace(ns))).To(Succeed())
 		})
 		sbx = sandbox(ns, "shell", a.node)
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	}
 
 	It("runs its command with stdin, env and workingDir, and records exit code, output and times; its Sandbox owns it", func() {
 		start()
 		ex := execution(ns, "hello", "shell", "echo")
 		ex.Spec.Stdin = "print(6*7)\n"
-		ex.Spec.Env = []v1.ExecutionEnvVar{{Name: "GREETING", Value: "hi"}}
+		ex.Spec.Env = []dsv1alpha1.ExecutionEnvVar{{Name: "GREETING", Value: "hi"}}
 		ex.Spec.WorkingDir = "/workspace/src"
 		create(ex)
 
@@ -60,8 +62,8 @@ var _ = Describe("An Execution", func() {
 		Expect(cur.Status.StartTime).NotTo(BeNil())
 		Expect(cur.Status.FinishTime.Time).NotTo(BeTemporally("<", cur.Status.StartTime.Time))
 		Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
-		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionReady)).To(BeTrue())
-		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionReconciling)).To(BeFalse())
+		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, dsv1alpha1.ConditionReady)).To(BeTrue())
+		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, dsv1alpha1.ConditionReconciling)).To(BeFalse())
 
 		owner := metav1.GetControllerOf(cur)
 		Expect(owner).NotTo(BeNil(), "a cluster's garbage collector deletes it with its Sandbox")
@@ -72,7 +74,7 @@ var _ = Describe("An Execution", func() {
 		Expect(req.Timeout).To(Equal(time.Minute), "timeoutSeconds defaults to 60")
 		Expect(req.OutputLimit).To(Equal(65536), "maxOutputBytes defaults to 64 KiB")
 		Expect(req.KillSurvivors).To(BeTrue(), "nothing the command starts may outlive it")
-		Expect(condition(sbx, v1.ConditionReady)()).To(Equal("True/Running"), "a command that ended on its own leaves the Sandbox as it was")
+		Expect(condition(sbx, dsv1alpha1.ConditionReady)()).To(Equal("True/Running"), "a command that ended on its own leaves the Sandbox as it was")
 		Eventually(execEventReasons(ex)).Should(ContainElement("ExecutionSucceeded"))
 	})
 
@@ -100,9 +102,9 @@ var _ = Describe("An Execution", func() {
 
 		Expect(k8s.Delete(ctx(), second)).To(Succeed())
 		Expect(k8s.Delete(ctx(), first)).To(Succeed())
-		Eventually(state(a.docker, sbx, v1.RolePrimary, "")).Should(Equal(dd.StateExited), "cancel kills the container from the host")
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/Canceled"))
-		Eventually(condition(sbx, v1.ConditionStalled)).Should(Equal("True/Canceled"))
+		Eventually(state(a.docker, sbx, dsv1alpha1.RolePrimary, "")).Should(Equal(dd.StateExited), "cancel kills the container from the host")
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)).Should(Equal("True/Canceled"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionStalled)).Should(Equal("True/Canceled"))
 		Expect(jobs.started()).To(Equal([]string{"first"}))
 		Consistently(jobs.started).Should(Equal([]string{"first"}), "the deleted queued Execution never runs")
 	})
@@ -118,11 +120,11 @@ var _ = Describe("An Execution", func() {
 		Expect(cur.Status.FinishTime.Sub(cur.Status.StartTime.Time)).To(BeNumerically("<", 2*time.Second))
 		Expect(cur.Status.ExitCode).To(BeNil())
 		Expect(cur.Status.SandboxKilled).To(BeTrue())
-		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionStalled)).To(BeTrue())
-		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateExited))
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("False/DeadlineExceeded"))
-		Expect(condition(sbx, v1.ConditionTopologyPoisoned)()).To(Equal("True/DeadlineExceeded"), "the Execution's reason, not PrimaryExited")
-		Expect(container(a.docker, sbx, v1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
+		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, dsv1alpha1.ConditionStalled)).To(BeTrue())
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StateExited))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("False/DeadlineExceeded"))
+		Expect(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)()).To(Equal("True/DeadlineExceeded"), "the Execution's reason, not PrimaryExited")
+		Expect(container(a.docker, sbx, dsv1alpha1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
 
 		// The poisoned Sandbox runs nothing more, and nothing is retried on its own.
 		next := execution(ns, "next", "shell", "brief")
@@ -149,7 +151,7 @@ var _ = Describe("An Execution", func() {
 
 		Eventually(execState(small)).Should(Equal("Failed/OutputLimitExceeded"))
 		Expect(getExec(small).Status.Stdout).To(HaveLen(10))
-		Expect(condition(sbx, v1.ConditionReady)()).To(Equal("True/Running"), "a cut output is no reason to stop the Sandbox")
+		Expect(condition(sbx, dsv1alpha1.ConditionReady)()).To(Equal("True/Running"), "a cut output is no reason to stop the Sandbox")
 	})
 
 	It("ends an uncertain transport result as Lost: the container is stopped, the Sandbox poisoned, nothing retried", func() {
@@ -159,8 +161,8 @@ var _ = Describe("An Execution", func() {
 		create(ex)
 
 		Eventually(execState(ex)).Should(Equal("Failed/Lost"))
-		Eventually(state(a.docker, sbx, v1.RolePrimary, "")).Should(Equal(dd.StateExited))
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/Lost"))
+		Eventually(state(a.docker, sbx, dsv1alpha1.RolePrimary, "")).Should(Equal(dd.StateExited))
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)).Should(Equal("True/Lost"))
 		Consistently(func() int { return a.docker.Calls(fake.OpExec) }).Should(Equal(1))
 	})
 
@@ -173,22 +175,22 @@ var _ = Describe("An Execution", func() {
 		Expect(getExec(ex).Status.Message).To(ContainSubstring("left 1 processes running"))
 		Expect(getExec(ex).Status.SandboxKilled).To(BeTrue())
 		Expect(getExec(ex).Status.Stdout).To(Equal("started"))
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/LeftoverProcesses"))
-		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateExited))
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)).Should(Equal("True/LeftoverProcesses"))
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StateExited))
 	})
 
 	It("waits for a Sandbox that is not Ready yet, or does not exist yet, and refuses a run Sandbox", func() {
 		start()
 		paused := sandbox(ns, "paused", a.node)
-		paused.Spec.Lifecycle = v1.LifecyclePaused
+		paused.Spec.Lifecycle = dsv1alpha1.LifecyclePaused
 		create(paused)
-		Eventually(phase(paused)).Should(Equal(v1.SandboxPaused))
+		Eventually(phase(paused)).Should(Equal(dsv1alpha1.SandboxPaused))
 		waiting := execution(ns, "waiting", "paused", "brief")
 		create(waiting)
 		Eventually(execState(waiting)).Should(Equal("Queued/Queued"))
 		Expect(getExec(waiting).Status.Message).To(ContainSubstring("waiting for Sandbox paused to be Ready"))
 		Consistently(jobs.started).Should(BeEmpty())
-		update(paused, func(s *v1.Sandbox) { s.Spec.Lifecycle = v1.LifecycleRunning })
+		update(paused, func(s *dsv1alpha1.Sandbox) { s.Spec.Lifecycle = dsv1alpha1.LifecycleRunning })
 		Eventually(execState(waiting)).Should(Equal("Succeeded/Completed"))
 
 		early := execution(ns, "early", "later", "brief")
@@ -200,7 +202,7 @@ var _ = Describe("An Execution", func() {
 		run := sandbox(ns, "run", a.node)
 		run.Spec.Command = []string{"sleep", "60"}
 		create(run)
-		Eventually(phase(run)).Should(Equal(v1.SandboxRunning))
+		Eventually(phase(run)).Should(Equal(dsv1alpha1.SandboxRunning))
 		refused := execution(ns, "refused", "run", "brief")
 		create(refused)
 		Eventually(execState(refused)).Should(Equal("Failed/SandboxNotReady"))
@@ -209,8 +211,8 @@ var _ = Describe("An Execution", func() {
 
 		// Taken, then its Sandbox goes: it fails rather than waiting for ever (the local control plane has no
 		// garbage collector to delete it with its owner).
-		update(paused, func(s *v1.Sandbox) { s.Spec.Lifecycle = v1.LifecyclePaused })
-		Eventually(phase(paused)).Should(Equal(v1.SandboxPaused))
+		update(paused, func(s *dsv1alpha1.Sandbox) { s.Spec.Lifecycle = dsv1alpha1.LifecyclePaused })
+		Eventually(phase(paused)).Should(Equal(dsv1alpha1.SandboxPaused))
 		orphaned := execution(ns, "orphaned", "paused", "brief")
 		create(orphaned)
 		Eventually(execState(orphaned)).Should(Equal("Queued/Queued"))
@@ -236,39 +238,39 @@ var _ = Describe("An Execution", func() {
 		a.stop()
 		ex := execution(ns, "orphan", "shell", "brief")
 		cur := get(sbx)
-		ex.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1.GroupVersion.String(), Kind: "Sandbox", Name: cur.Name, UID: cur.UID, Controller: ptr.To(true)}}
+		ex.OwnerReferences = []metav1.OwnerReference{{APIVersion: dsv1alpha1.GroupVersion.String(), Kind: "Sandbox", Name: cur.Name, UID: cur.UID, Controller: ptr.To(true)}}
 		create(ex)
 		now := metav1.NowMicro()
-		ex.Status = v1.ExecutionStatus{Phase: v1.ExecutionRunning, NodeName: a.node, TopologyGeneration: 1, StartTime: &now, QueueTime: &now}
+		ex.Status = dsv1alpha1.ExecutionStatus{Phase: dsv1alpha1.ExecutionRunning, NodeName: a.node, TopologyGeneration: 1, StartTime: &now, QueueTime: &now}
 		Expect(k8s.Status().Update(ctx(), ex)).To(Succeed())
 
 		startAgent(a.node, a.docker)
 		Eventually(execState(ex)).Should(Equal("Failed/Lost"))
-		Eventually(state(a.docker, sbx, v1.RolePrimary, "")).Should(Equal(dd.StateExited))
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/Lost"))
+		Eventually(state(a.docker, sbx, dsv1alpha1.RolePrimary, "")).Should(Equal(dd.StateExited))
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)).Should(Equal("True/Lost"))
 		Expect(a.docker.Calls(fake.OpExec)).To(BeZero(), "it is never run again")
 	})
 })
 
 // execution is an Execution in ns of the job handler: command ["job", name, what].
-func execution(ns, name, sandbox, what string) *v1.Execution {
-	return &v1.Execution{
+func execution(ns, name, sandbox, what string) *dsv1alpha1.Execution {
+	return &dsv1alpha1.Execution{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1.ExecutionSpec{SandboxName: sandbox, Command: []string{"job", name, what}},
+		Spec:       dsv1alpha1.ExecutionSpec{SandboxName: sandbox, Command: []string{"job", name, what}},
 	}
 }
 
-func getExec(ex *v1.Execution) *v1.Execution {
+func getExec(ex *dsv1alpha1.Execution) *dsv1alpha1.Execution {
 	GinkgoHelper()
-	out := &v1.Execution{}
+	out := &dsv1alpha1.Execution{}
 	Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(ex), out)).To(Succeed())
 	return out
 }
 
 // execState polls an Execution's phase and reason, as "Phase/Reason" ("not found" once it is gone).
-func execState(ex *v1.Execution) func() string {
+func execState(ex *dsv1alpha1.Execution) func() string {
 	return func() string {
-		cur := &v1.Execution{}
+		cur := &dsv1alpha1.Execution{}
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(ex), cur); err != nil {
 			return err.Error()
 		}
@@ -277,8 +279,8 @@ func execState(ex *v1.Execution) func() string {
 }
 
 // execEventReasons polls the reasons of the Events recorded about an Execution.
-func execEventReasons(ex *v1.Execution) func() []string {
-	return eventReasons(&v1.Sandbox{ObjectMeta: ex.ObjectMeta})
+func execEventReasons(ex *dsv1alpha1.Execution) func() []string {
+	return eventReasons(&dsv1alpha1.Sandbox{ObjectMeta: ex.ObjectMeta})
 }
 
 // jobLog is an exec handler for commands ["job", name, what] that records which ran, in what order and how

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -9,7 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
@@ -95,11 +97,11 @@ var _ = Describe("Faults", func() {
 		sbx.Spec.Services = []string{"db"}
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
-		for _, role := range []string{v1.RoleHolder, v1.RoleService, v1.RolePrimary} {
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		for _, role := range []string{dsv1alpha1.RoleHolder, dsv1alpha1.RoleService, dsv1alpha1.RolePrimary} {
 			Expect(containers(a.docker, sbx, role)).To(HaveLen(1), role)
 		}
-		nets, err := a.docker.ListNetworks(ctx(), map[string]string{v1.LabelUID: string(get(sbx).UID)})
+		nets, err := a.docker.ListNetworks(ctx(), map[string]string{dsv1alpha1.LabelUID: string(get(sbx).UID)})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(nets).To(HaveLen(1))
 	})
@@ -108,25 +110,25 @@ var _ = Describe("Faults", func() {
 		ns, a := newNamespace(), newAgent()
 		sbx := sandbox(ns, "deaf", a.node)
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		waitIdle(a)
 
 		a.docker.DropEvents()
-		Expect(a.docker.Exit(container(a.docker, sbx, v1.RolePrimary, "").Name, 1)).To(Succeed())
-		Consistently(phase(sbx), 700*time.Millisecond).Should(Equal(v1.SandboxRunning), "the die event was lost")
+		Expect(a.docker.Exit(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Name, 1)).To(Succeed())
+		Consistently(phase(sbx), 700*time.Millisecond).Should(Equal(dsv1alpha1.SandboxRunning), "the die event was lost")
 		a.docker.ResumeEvents()
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned), 3*time.Second).Should(Equal("True/PrimaryExited"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned), 3*time.Second).Should(Equal("True/PrimaryExited"))
 	})
 
 	It("the periodic sweep catches an event that was lost for good", func() {
 		ns, a := newNamespace(), newAgent(func(o *agent.Options) { o.SweepPeriod = 300 * time.Millisecond })
 		sbx := sandbox(ns, "missed", a.node)
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 
 		a.docker.DropEvents()
-		Expect(a.docker.Exit(container(a.docker, sbx, v1.RolePrimary, "").Name, 1)).To(Succeed())
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned), 3*time.Second).Should(Equal("True/PrimaryExited"))
+		Expect(a.docker.Exit(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Name, 1)).To(Succeed())
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned), 3*time.Second).Should(Equal("True/PrimaryExited"))
 	})
 
 	It("a daemon that does not answer is reported and recovered from", func() {
@@ -135,11 +137,11 @@ var _ = Describe("Faults", func() {
 		sbx := sandbox(ns, "patient", a.node)
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("False/DockerUnavailable"))
-		Expect(condition(sbx, v1.ConditionReconciling)()).To(Equal("True/DockerUnavailable"))
-		Expect(message(sbx, v1.ConditionReady)).NotTo(ContainSubstring("conflict"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("False/DockerUnavailable"))
+		Expect(condition(sbx, dsv1alpha1.ConditionReconciling)()).To(Equal("True/DockerUnavailable"))
+		Expect(message(sbx, dsv1alpha1.ConditionReady)).NotTo(ContainSubstring("conflict"))
 		a.docker.SetUnavailable(false)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	})
 })
 
@@ -152,14 +154,14 @@ var _ = Describe("Deletion", func() {
 		sbx := sandbox(ns, "tidy", a.node)
 		sbx.Spec.Services = []string{"first", "second"}
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		uid := string(get(sbx).UID)
 
 		Expect(k8s.Delete(ctx(), sbx)).To(Succeed())
 		Eventually(gone(sbx)).Should(BeTrue())
 		Expect(holdings(a.docker, uid)).To(BeZero())
 		Expect(stubborn.removals()).To(Equal([]string{
-			v1.RolePrimary, v1.RoleService + "second", v1.RoleService + "first", "network", v1.RoleHolder, "volume",
+			dsv1alpha1.RolePrimary, dsv1alpha1.RoleService + "second", dsv1alpha1.RoleService + "first", "network", dsv1alpha1.RoleHolder, "volume",
 		}))
 		Eventually(eventReasons(sbx)).Should(ContainElement("CleanedUp"))
 	})
@@ -169,15 +171,15 @@ var _ = Describe("Deletion", func() {
 		a, stubborn := newStubbornAgent()
 		sbx := sandbox(ns, "sticky", a.node)
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		uid := string(get(sbx).UID)
 
 		stubborn.uncertain.Store(true)
 		Expect(k8s.Delete(ctx(), sbx)).To(Succeed())
-		Eventually(condition(sbx, v1.ConditionReconciling)).Should(Equal("True/CleanupFailed"))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxTerminating))
-		Expect(message(sbx, v1.ConditionReconciling)).To(ContainSubstring("not confirmed"))
-		Consistently(func() []string { return get(sbx).Finalizers }).Should(ContainElement(v1.FinalizerCleanup))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReconciling)).Should(Equal("True/CleanupFailed"))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxTerminating))
+		Expect(message(sbx, dsv1alpha1.ConditionReconciling)).To(ContainSubstring("not confirmed"))
+		Consistently(func() []string { return get(sbx).Finalizers }).Should(ContainElement(dsv1alpha1.FinalizerCleanup))
 
 		stubborn.uncertain.Store(false)
 		Eventually(gone(sbx)).Should(BeTrue())
@@ -189,18 +191,18 @@ var _ = Describe("Deletion", func() {
 		a, stubborn := newStubbornAgent()
 		sbx := sandbox(ns, "blocked", a.node)
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 
 		stubborn.uncertain.Store(true)
-		update(sbx, func(s *v1.Sandbox) { s.Spec.Args = nil; s.Spec.WorkingDir = "/tmp" })
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("False/CleanupFailed"))
-		Expect(message(sbx, v1.ConditionReady)).To(ContainSubstring("waits"))
-		Consistently(func() int { return len(containers(a.docker, sbx, v1.RolePrimary)) }).Should(Equal(1))
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Spec.Args = nil; s.Spec.WorkingDir = "/tmp" })
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("False/CleanupFailed"))
+		Expect(message(sbx, dsv1alpha1.ConditionReady)).To(ContainSubstring("waits"))
+		Consistently(func() int { return len(containers(a.docker, sbx, dsv1alpha1.RolePrimary)) }).Should(Equal(1))
 		Expect(get(sbx).Status.TopologyGeneration).To(BeEquivalentTo(1), "no new generation while the old may run")
 
 		stubborn.uncertain.Store(false)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(get(sbx).Status.TopologyGeneration).To(BeEquivalentTo(2))
-		Expect(containers(a.docker, sbx, v1.RolePrimary)).To(HaveLen(1))
+		Expect(containers(a.docker, sbx, dsv1alpha1.RolePrimary)).To(HaveLen(1))
 	})
 })

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -20,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
@@ -66,12 +68,12 @@ func pullSecret(ns, name, server, user, password string) *corev1.Secret {
 	}
 }
 
-func deadlineOf(seconds int32) func(*v1.Sandbox) {
-	return func(s *v1.Sandbox) { s.Spec.StartupDeadlineSeconds = seconds }
+func deadlineOf(seconds int32) func(*dsv1alpha1.Sandbox) {
+	return func(s *dsv1alpha1.Sandbox) { s.Spec.StartupDeadlineSeconds = seconds }
 }
 
 // session is a session on image in ns, bound to node, changed by each tweak.
-func session(ns, name, node, image string, tweaks ...func(*v1.Sandbox)) *v1.Sandbox {
+func session(ns, name, node, image string, tweaks ...func(*dsv1alpha1.Sandbox)) *dsv1alpha1.Sandbox {
 	sbx := sandbox(ns, name, node)
 	sbx.Spec.Image = image
 	for _, t := range tweaks {
@@ -86,8 +88,8 @@ var _ = Describe("Image pull policy", func() {
 		sbx := session(ns, "local", a.node, busybox)
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(get(sbx).Spec.ImagePullPolicy).To(Equal(v1.PullIfNotPresent), "the default")
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(get(sbx).Spec.ImagePullPolicy).To(Equal(dsv1alpha1.PullIfNotPresent), "the default")
 		Expect(a.docker.Calls(fake.OpPullImage)).To(BeZero())
 	})
 
@@ -97,10 +99,10 @@ var _ = Describe("Image pull policy", func() {
 		sbx := session(ns, "pulled", a.node, remote)
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReconciling)).Should(Equal("True/ImagePulling"))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxStarting))
-		Eventually(messageOf(sbx, v1.ConditionReconciling)).Should(MatchRegexp(`pulling image registry.example/team/tool:1 for the primary container: [1-3] of 4 layers`))
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReconciling)).Should(Equal("True/ImagePulling"))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxStarting))
+		Eventually(messageOf(sbx, dsv1alpha1.ConditionReconciling)).Should(MatchRegexp(`pulling image registry.example/team/tool:1 for the primary container: [1-3] of 4 layers`))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(a.docker.Calls(fake.OpPullImage)).To(Equal(1))
 		Eventually(eventReasons(sbx)).Should(ContainElements("Pulling", "Pulled"))
 	})
@@ -108,15 +110,15 @@ var _ = Describe("Image pull policy", func() {
 	It("makes one pull for every Sandbox needing the same image at once", func() {
 		ns, a := newNamespace(), newAgent(func(o *agent.Options) { o.Workers = 4 })
 		a.docker.AddRegistryImage(remote, fake.RegistryImage{Delay: 1500 * time.Millisecond})
-		var all []*v1.Sandbox
+		var all []*dsv1alpha1.Sandbox
 		for i := range 3 {
 			sbx := session(ns, fmt.Sprintf("waiter-%d", i), a.node, remote)
 			create(sbx)
 			all = append(all, sbx)
 		}
-		Eventually(messageOf(all[0], v1.ConditionReady)).Should(ContainSubstring("one pull for 3 Sandboxes"))
+		Eventually(messageOf(all[0], dsv1alpha1.ConditionReady)).Should(ContainSubstring("one pull for 3 Sandboxes"))
 		for _, sbx := range all {
-			Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+			Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 			Eventually(eventReasons(sbx)).Should(ContainElement("Pulled"))
 		}
 		Expect(a.docker.Calls(fake.OpPullImage)).To(Equal(1))
@@ -125,31 +127,31 @@ var _ = Describe("Image pull policy", func() {
 	It("pulls with Always even when the image is present, once per start", func() {
 		ns, a := newNamespace(), newAgent()
 		a.docker.AddRegistryImage(busybox, fake.RegistryImage{})
-		sbx := session(ns, "always", a.node, busybox, func(s *v1.Sandbox) { s.Spec.ImagePullPolicy = v1.PullAlways })
+		sbx := session(ns, "always", a.node, busybox, func(s *dsv1alpha1.Sandbox) { s.Spec.ImagePullPolicy = dsv1alpha1.PullAlways })
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Consistently(func() int { return a.docker.Calls(fake.OpPullImage) }).Should(Equal(1))
 
-		update(sbx, func(s *v1.Sandbox) { s.Spec.Env = []v1.EnvVar{{Name: "ROLLED", Value: "1"}} })
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Spec.Env = []dsv1alpha1.EnvVar{{Name: "ROLLED", Value: "1"}} })
 		Eventually(func() int64 { return get(sbx).Status.TopologyGeneration }).Should(BeEquivalentTo(2))
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(a.docker.Calls(fake.OpPullImage)).To(Equal(2), "the new start pulls again")
 	})
 
 	It("fails at once with Never when the image is missing, and starts once it is there", func() {
 		ns, a := newNamespace(), newAgent()
-		sbx := session(ns, "never", a.node, "dockside.dev/later:local", func(s *v1.Sandbox) { s.Spec.ImagePullPolicy = v1.PullNever })
+		sbx := session(ns, "never", a.node, "dockside.dev/later:local", func(s *dsv1alpha1.Sandbox) { s.Spec.ImagePullPolicy = dsv1alpha1.PullNever })
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionStalled)).Should(Equal("True/ImageNotPresent"))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxFailed))
-		Expect(message(sbx, v1.ConditionStalled)).To(ContainSubstring("Never"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionStalled)).Should(Equal("True/ImageNotPresent"))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxFailed))
+		Expect(message(sbx, dsv1alpha1.ConditionStalled)).To(ContainSubstring("Never"))
 		Expect(a.docker.Calls(fake.OpPullImage)).To(BeZero())
 		Expect(holdings(a.docker, string(get(sbx).UID))).To(BeZero(), "nothing is built before the images are there")
 
 		a.docker.AddImage("dockside.dev/later:local", dd.ImageInfo{})
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	})
 
 	It("pulls a SandboxService's image with its own policy", func() {
@@ -158,10 +160,10 @@ var _ = Describe("Image pull policy", func() {
 		db := service(ns, "db")
 		db.Spec.Image = remote
 		create(db)
-		sbx := session(ns, "with-db", a.node, busybox, func(s *v1.Sandbox) { s.Spec.Services = []string{"db"} })
+		sbx := session(ns, "with-db", a.node, busybox, func(s *dsv1alpha1.Sandbox) { s.Spec.Services = []string{"db"} })
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(a.docker.Calls(fake.OpPullImage)).To(Equal(1))
 		Eventually(eventReasons(sbx)).Should(ContainElement("Pulled"))
 	})
@@ -173,15 +175,15 @@ var _ = Describe("Registry credentials", func() {
 	It("pulls with the credentials of a kubernetes.io/dockerconfigjson Secret, never showing them", func() {
 		ns, a := newNamespace(), newAgent()
 		a.docker.AddRegistryImage(private, fake.RegistryImage{Auth: creds})
-		sbx := session(ns, "private", a.node, private, func(s *v1.Sandbox) {
-			s.Spec.ImagePullSecret = &v1.LocalObjectReference{Name: "regcred"}
+		sbx := session(ns, "private", a.node, private, func(s *dsv1alpha1.Sandbox) {
+			s.Spec.ImagePullSecret = &dsv1alpha1.LocalObjectReference{Name: "regcred"}
 		})
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("False/SecretNotFound"))
-		Expect(message(sbx, v1.ConditionReady)).To(ContainSubstring(`imagePullSecret "regcred" does not exist`))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("False/SecretNotFound"))
+		Expect(message(sbx, dsv1alpha1.ConditionReady)).To(ContainSubstring(`imagePullSecret "regcred" does not exist`))
 		create(pullSecret(ns, "regcred", "https://registry.example:5000/v2/", "robot", "s3cr3t-pw"))
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		for _, c := range get(sbx).Status.Conditions {
 			Expect(c.Message).NotTo(ContainSubstring("s3cr3t-pw"))
 		}
@@ -192,15 +194,15 @@ var _ = Describe("Registry credentials", func() {
 		a.docker.AddRegistryImage(private, fake.RegistryImage{Auth: creds})
 		create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "opaque"}, StringData: map[string]string{"x": "y"}})
 		create(pullSecret(ns, "wrong", "registry.example:5000", "robot", "not-it"))
-		opaque := session(ns, "opaque", a.node, private, func(s *v1.Sandbox) { s.Spec.ImagePullSecret = &v1.LocalObjectReference{Name: "opaque"} })
-		wrong := session(ns, "wrong", a.node, private, func(s *v1.Sandbox) { s.Spec.ImagePullSecret = &v1.LocalObjectReference{Name: "wrong"} })
+		opaque := session(ns, "opaque", a.node, private, func(s *dsv1alpha1.Sandbox) { s.Spec.ImagePullSecret = &dsv1alpha1.LocalObjectReference{Name: "opaque"} })
+		wrong := session(ns, "wrong", a.node, private, func(s *dsv1alpha1.Sandbox) { s.Spec.ImagePullSecret = &dsv1alpha1.LocalObjectReference{Name: "wrong"} })
 		create(opaque)
 		create(wrong)
 
-		Eventually(condition(opaque, v1.ConditionStalled)).Should(Equal("True/ImagePullSecretInvalid"))
-		Expect(message(opaque, v1.ConditionStalled)).To(ContainSubstring("kubernetes.io/dockerconfigjson"))
-		Eventually(condition(wrong, v1.ConditionReconciling)).Should(Equal("True/ImagePullFailed"))
-		Expect(message(wrong, v1.ConditionReconciling)).To(ContainSubstring("the registry refused the credentials"))
+		Eventually(condition(opaque, dsv1alpha1.ConditionStalled)).Should(Equal("True/ImagePullSecretInvalid"))
+		Expect(message(opaque, dsv1alpha1.ConditionStalled)).To(ContainSubstring("kubernetes.io/dockerconfigjson"))
+		Eventually(condition(wrong, dsv1alpha1.ConditionReconciling)).Should(Equal("True/ImagePullFailed"))
+		Expect(message(wrong, dsv1alpha1.ConditionReconciling)).To(ContainSubstring("the registry refused the credentials"))
 		Eventually(eventReasons(wrong)).Should(ContainElement("PullFailed"))
 	})
 })
@@ -215,11 +217,11 @@ var _ = Describe("Image checks", func() {
 		pinned := session(ns, "pinned", a.node, pinnedRef)
 		create(pinned)
 
-		Eventually(condition(loose, v1.ConditionStalled)).Should(Equal("True/ImageNotPinned"))
-		Expect(phase(loose)()).To(Equal(v1.SandboxFailed))
-		Expect(message(loose, v1.ConditionStalled)).To(ContainSubstring("pinned by digest"))
+		Eventually(condition(loose, dsv1alpha1.ConditionStalled)).Should(Equal("True/ImageNotPinned"))
+		Expect(phase(loose)()).To(Equal(dsv1alpha1.SandboxFailed))
+		Expect(message(loose, dsv1alpha1.ConditionStalled)).To(ContainSubstring("pinned by digest"))
 		Expect(holdings(a.docker, string(get(loose).UID))).To(BeZero())
-		Eventually(condition(pinned, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(pinned, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	})
 
 	It("refuses unpinned images at admission where the cluster applies config/policy", func() {
@@ -260,10 +262,10 @@ var _ = Describe("Image checks", func() {
 		create(ok)
 		create(mismatch)
 
-		Eventually(condition(ok, v1.ConditionReady)).Should(Equal("True/Running"))
-		Eventually(condition(mismatch, v1.ConditionStalled)).Should(Equal("True/ImageDigestMismatch"))
-		Expect(phase(mismatch)()).To(Equal(v1.SandboxFailed))
-		Expect(containers(a.docker, mismatch, v1.RolePrimary)).To(BeEmpty())
+		Eventually(condition(ok, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(mismatch, dsv1alpha1.ConditionStalled)).Should(Equal("True/ImageDigestMismatch"))
+		Expect(phase(mismatch)()).To(Equal(dsv1alpha1.SandboxFailed))
+		Expect(containers(a.docker, mismatch, dsv1alpha1.RolePrimary)).To(BeEmpty())
 	})
 
 	It("refuses an image that declares a VOLUME unless a scratch mount covers it", func() {
@@ -276,34 +278,34 @@ var _ = Describe("Image checks", func() {
 		create(bare)
 		db := service(ns, "db")
 		db.Spec.Image = volumed
-		db.Spec.Scratch = []v1.ScratchMount{{MountPath: "/data", Size: resource.MustParse("16Mi")}, {MountPath: "/cache", Size: resource.MustParse("8Mi")}}
+		db.Spec.Scratch = []dsv1alpha1.ScratchMount{{MountPath: "/data", Size: resource.MustParse("16Mi")}, {MountPath: "/cache", Size: resource.MustParse("8Mi")}}
 		create(db)
-		covered := session(ns, "covered", a.node, volumed, func(s *v1.Sandbox) {
-			s.Spec.Scratch = []v1.ScratchMount{{MountPath: "/data", Size: resource.MustParse("32Mi")}}
+		covered := session(ns, "covered", a.node, volumed, func(s *dsv1alpha1.Sandbox) {
+			s.Spec.Scratch = []dsv1alpha1.ScratchMount{{MountPath: "/data", Size: resource.MustParse("32Mi")}}
 			s.Spec.Workspace.MountPath = "/cache"
 			s.Spec.Services = []string{"db"}
 		})
 		create(covered)
 
-		Eventually(condition(bare, v1.ConditionStalled)).Should(Equal("True/ImageDeclaresVolumes"))
-		Expect(message(bare, v1.ConditionStalled)).To(And(ContainSubstring("/data"), ContainSubstring("/cache"), ContainSubstring("spec.scratch")))
-		Eventually(condition(covered, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(docker.spec(v1.RolePrimary, "").Tmpfs).To(Equal([]dd.TmpfsMount{{Target: "/data", SizeBytes: 32 << 20}}))
-		Expect(docker.spec(v1.RoleService, "db").Tmpfs).To(ConsistOf(dd.TmpfsMount{Target: "/data", SizeBytes: 16 << 20}, dd.TmpfsMount{Target: "/cache", SizeBytes: 8 << 20}))
+		Eventually(condition(bare, dsv1alpha1.ConditionStalled)).Should(Equal("True/ImageDeclaresVolumes"))
+		Expect(message(bare, dsv1alpha1.ConditionStalled)).To(And(ContainSubstring("/data"), ContainSubstring("/cache"), ContainSubstring("spec.scratch")))
+		Eventually(condition(covered, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(docker.spec(dsv1alpha1.RolePrimary, "").Tmpfs).To(Equal([]dd.TmpfsMount{{Target: "/data", SizeBytes: 32 << 20}}))
+		Expect(docker.spec(dsv1alpha1.RoleService, "db").Tmpfs).To(ConsistOf(dd.TmpfsMount{Target: "/data", SizeBytes: 16 << 20}, dd.TmpfsMount{Target: "/cache", SizeBytes: 8 << 20}))
 	})
 
 	It("refuses scratch mounts that clash, at admission", func() {
 		ns := newNamespace()
-		clash := session(ns, "clash", "", busybox, func(s *v1.Sandbox) {
-			s.Spec.Scratch = []v1.ScratchMount{{MountPath: "/workspace", Size: resource.MustParse("8Mi")}}
+		clash := session(ns, "clash", "", busybox, func(s *dsv1alpha1.Sandbox) {
+			s.Spec.Scratch = []dsv1alpha1.ScratchMount{{MountPath: "/workspace", Size: resource.MustParse("8Mi")}}
 		})
 		Expect(k8s.Create(ctx(), clash)).To(MatchError(ContainSubstring("a scratch mountPath must differ from the workspace mountPath")))
-		huge := session(ns, "huge", "", busybox, func(s *v1.Sandbox) {
-			s.Spec.Scratch = []v1.ScratchMount{{MountPath: "/tmp", Size: resource.MustParse("9Gi")}}
+		huge := session(ns, "huge", "", busybox, func(s *dsv1alpha1.Sandbox) {
+			s.Spec.Scratch = []dsv1alpha1.ScratchMount{{MountPath: "/tmp", Size: resource.MustParse("9Gi")}}
 		})
 		Expect(k8s.Create(ctx(), huge)).To(MatchError(ContainSubstring("scratch size must be between 1Mi and 8Gi")))
-		odd := session(ns, "odd", "", busybox, func(s *v1.Sandbox) {
-			s.Spec.Scratch = []v1.ScratchMount{{MountPath: "/proc/x", Size: resource.MustParse("8Mi")}, {MountPath: "/a/../b", Size: resource.MustParse("8Mi")}}
+		odd := session(ns, "odd", "", busybox, func(s *dsv1alpha1.Sandbox) {
+			s.Spec.Scratch = []dsv1alpha1.ScratchMount{{MountPath: "/proc/x", Size: resource.MustParse("8Mi")}, {MountPath: "/a/../b", Size: resource.MustParse("8Mi")}}
 		})
 		Expect(k8s.Create(ctx(), odd)).To(MatchError(And(ContainSubstring("not be under /proc"), ContainSubstring("must not contain '.' or '..'"))))
 	})
@@ -316,17 +318,17 @@ var _ = Describe("The startup deadline", func() {
 		sbx := session(ns, "slow-pull", a.node, remote, deadlineOf(2))
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReconciling)).Should(Equal("True/ImagePulling"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReconciling)).Should(Equal("True/ImagePulling"))
 		start := time.Now()
-		Eventually(condition(sbx, v1.ConditionStalled), 5*time.Second).Should(Equal("True/ImagePullTimeout"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionStalled), 5*time.Second).Should(Equal("True/ImagePullTimeout"))
 		Expect(time.Since(start)).To(BeNumerically("<", 3500*time.Millisecond))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxFailed))
-		Expect(condition(sbx, v1.ConditionTopologyPoisoned)()).To(Equal("True/ImagePullTimeout"))
-		Expect(message(sbx, v1.ConditionStalled)).To(ContainSubstring("startupDeadlineSeconds (2s)"))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxFailed))
+		Expect(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)()).To(Equal("True/ImagePullTimeout"))
+		Expect(message(sbx, dsv1alpha1.ConditionStalled)).To(ContainSubstring("startupDeadlineSeconds (2s)"))
 		Eventually(eventReasons(sbx)).Should(ContainElement("StartupFailed"))
 
-		update(sbx, func(s *v1.Sandbox) { s.Spec.Image = busybox })
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Spec.Image = busybox })
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		cur := get(sbx)
 		Expect(cur.Status.Startup.TopologyGeneration).To(Equal(cur.Status.TopologyGeneration))
 	})
@@ -336,10 +338,10 @@ var _ = Describe("The startup deadline", func() {
 		sbx := session(ns, "no-such-image", a.node, "registry.example/nothing/here:1", deadlineOf(3))
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReconciling)).Should(Equal("True/ImagePullFailed"))
-		Expect(message(sbx, v1.ConditionReconciling)).To(ContainSubstring("the registry has no such image"))
-		Eventually(condition(sbx, v1.ConditionStalled), 6*time.Second).Should(Equal("True/ImagePullTimeout"))
-		Expect(message(sbx, v1.ConditionStalled)).To(ContainSubstring("the registry has no such image"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReconciling)).Should(Equal("True/ImagePullFailed"))
+		Expect(message(sbx, dsv1alpha1.ConditionReconciling)).To(ContainSubstring("the registry has no such image"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionStalled), 6*time.Second).Should(Equal("True/ImagePullTimeout"))
+		Expect(message(sbx, dsv1alpha1.ConditionStalled)).To(ContainSubstring("the registry has no such image"))
 		Expect(a.docker.Calls(fake.OpPullImage)).To(BeNumerically(">=", 2), "failed pulls are tried again with a backoff")
 		Expect(a.docker.Calls(fake.OpPullImage)).To(BeNumerically("<=", 3), "...not hammered")
 	})
@@ -351,18 +353,18 @@ var _ = Describe("The startup deadline", func() {
 		docker.SetExecHandler(failingChecks)
 		a := startAgent(node, docker)
 		db := service(ns, "db")
-		db.Spec.Readiness = &v1.Readiness{Command: []string{"false"}, PeriodSeconds: 1, FailureThreshold: 100}
+		db.Spec.Readiness = &dsv1alpha1.Readiness{Command: []string{"false"}, PeriodSeconds: 1, FailureThreshold: 100}
 		create(db)
-		sbx := session(ns, "never-ready", a.node, busybox, deadlineOf(2), func(s *v1.Sandbox) { s.Spec.Services = []string{"db"} })
+		sbx := session(ns, "never-ready", a.node, busybox, deadlineOf(2), func(s *dsv1alpha1.Sandbox) { s.Spec.Services = []string{"db"} })
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReconciling)).Should(Equal("True/WaitingForServices"))
-		Eventually(condition(sbx, v1.ConditionStalled), 5*time.Second).Should(Equal("True/ServiceNotReady"))
-		Expect(message(sbx, v1.ConditionStalled)).To(ContainSubstring(`service "db"`))
-		Eventually(func() []dd.ContainerInfo { return containers(a.docker, sbx, v1.RoleService) }).Should(BeEmpty())
-		Expect(containers(a.docker, sbx, v1.RolePrimary)).To(BeEmpty())
+		Eventually(condition(sbx, dsv1alpha1.ConditionReconciling)).Should(Equal("True/WaitingForServices"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionStalled), 5*time.Second).Should(Equal("True/ServiceNotReady"))
+		Expect(message(sbx, dsv1alpha1.ConditionStalled)).To(ContainSubstring(`service "db"`))
+		Eventually(func() []dd.ContainerInfo { return containers(a.docker, sbx, dsv1alpha1.RoleService) }).Should(BeEmpty())
+		Expect(containers(a.docker, sbx, dsv1alpha1.RolePrimary)).To(BeEmpty())
 		Eventually(func() int { return len(networksOf(a.docker, sbx)) }).Should(BeZero())
-		Expect(container(a.docker, sbx, v1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
+		Expect(container(a.docker, sbx, dsv1alpha1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
 		Expect(get(sbx).Status.NetworkID).To(BeEmpty())
 	})
 
@@ -370,29 +372,29 @@ var _ = Describe("The startup deadline", func() {
 		ns, a := newNamespace(), newAgent(func(o *agent.Options) { o.DockerTimeout = time.Minute })
 		create(service(ns, "db"))
 		a.docker.HangNext(fake.OpEnsureNetwork)
-		sbx := session(ns, "stuck-network", a.node, busybox, deadlineOf(2), func(s *v1.Sandbox) { s.Spec.Services = []string{"db"} })
+		sbx := session(ns, "stuck-network", a.node, busybox, deadlineOf(2), func(s *dsv1alpha1.Sandbox) { s.Spec.Services = []string{"db"} })
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionStalled), 5*time.Second).Should(Equal("True/NetworkTimeout"))
-		Expect(message(sbx, v1.ConditionStalled)).NotTo(ContainSubstring("fake://"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionStalled), 5*time.Second).Should(Equal("True/NetworkTimeout"))
+		Expect(message(sbx, dsv1alpha1.ConditionStalled)).NotTo(ContainSubstring("fake://"))
 	})
 
 	It("keeps the reason of a refusal the start was already stalled on", func() {
 		ns, a := newNamespace(), newAgent()
-		sbx := session(ns, "never-here", a.node, "dockside.dev/never:local", deadlineOf(1), func(s *v1.Sandbox) { s.Spec.ImagePullPolicy = v1.PullNever })
+		sbx := session(ns, "never-here", a.node, "dockside.dev/never:local", deadlineOf(1), func(s *dsv1alpha1.Sandbox) { s.Spec.ImagePullPolicy = dsv1alpha1.PullNever })
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned), 4*time.Second).Should(Equal("True/ImageNotPresent"))
-		Expect(message(sbx, v1.ConditionTopologyPoisoned)).To(ContainSubstring("startupDeadlineSeconds (1s)"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned), 4*time.Second).Should(Equal("True/ImageNotPresent"))
+		Expect(message(sbx, dsv1alpha1.ConditionTopologyPoisoned)).To(ContainSubstring("startupDeadlineSeconds (1s)"))
 		a.docker.AddImage("dockside.dev/never:local", dd.ImageInfo{})
-		Consistently(phase(sbx)).Should(Equal(v1.SandboxFailed), "a failed start stays failed until the spec changes")
+		Consistently(phase(sbx)).Should(Equal(dsv1alpha1.SandboxFailed), "a failed start stays failed until the spec changes")
 	})
 })
 
 // messageOf polls the message of one condition of the Sandbox ("" while it is absent).
-func messageOf(sbx *v1.Sandbox, typ string) func() string {
+func messageOf(sbx *dsv1alpha1.Sandbox, typ string) func() string {
 	return func() string {
-		cur := &v1.Sandbox{}
+		cur := &dsv1alpha1.Sandbox{}
 		if err := k8s.Get(ctx(), client.ObjectKeyFromObject(sbx), cur); err != nil {
 			return err.Error()
 		}
@@ -404,9 +406,9 @@ func messageOf(sbx *v1.Sandbox, typ string) func() string {
 }
 
 // networksOf lists the fake daemon's networks of the Sandbox.
-func networksOf(d *fake.Driver, sbx *v1.Sandbox) []dd.NetworkInfo {
+func networksOf(d *fake.Driver, sbx *dsv1alpha1.Sandbox) []dd.NetworkInfo {
 	GinkgoHelper()
-	list, err := d.ListNetworks(ctx(), map[string]string{v1.LabelUID: string(get(sbx).UID)})
+	list, err := d.ListNetworks(ctx(), map[string]string{dsv1alpha1.LabelUID: string(get(sbx).UID)})
 	Expect(err).NotTo(HaveOccurred())
 	return list
 }

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -8,7 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -19,21 +21,21 @@ var _ = Describe("Pausing", func() {
 		sbx := sandbox(ns, "pausable", a.node)
 		sbx.Spec.Services = []string{"db"}
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 
-		update(sbx, func(s *v1.Sandbox) { s.Spec.Lifecycle = v1.LifecyclePaused })
-		Eventually(phase(sbx)).Should(Equal(v1.SandboxPaused))
-		Expect(condition(sbx, v1.ConditionPaused)()).To(Equal("True/Paused"))
-		Expect(condition(sbx, v1.ConditionReady)()).To(Equal("True/Paused"))
-		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StatePaused))
-		Expect(container(a.docker, sbx, v1.RoleService, "db").State).To(Equal(dd.StatePaused))
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Spec.Lifecycle = dsv1alpha1.LifecyclePaused })
+		Eventually(phase(sbx)).Should(Equal(dsv1alpha1.SandboxPaused))
+		Expect(condition(sbx, dsv1alpha1.ConditionPaused)()).To(Equal("True/Paused"))
+		Expect(condition(sbx, dsv1alpha1.ConditionReady)()).To(Equal("True/Paused"))
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StatePaused))
+		Expect(container(a.docker, sbx, dsv1alpha1.RoleService, "db").State).To(Equal(dd.StatePaused))
 		Expect(get(sbx).Status.TopologyGeneration).To(BeEquivalentTo(1), "pausing does not roll the topology")
 
-		update(sbx, func(s *v1.Sandbox) { s.Spec.Lifecycle = v1.LifecycleRunning })
-		Eventually(phase(sbx)).Should(Equal(v1.SandboxRunning))
-		Expect(condition(sbx, v1.ConditionPaused)()).To(Equal("False/Running"))
-		Expect(container(a.docker, sbx, v1.RolePrimary, "").State).To(Equal(dd.StateRunning))
-		Expect(container(a.docker, sbx, v1.RoleService, "db").State).To(Equal(dd.StateRunning))
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Spec.Lifecycle = dsv1alpha1.LifecycleRunning })
+		Eventually(phase(sbx)).Should(Equal(dsv1alpha1.SandboxRunning))
+		Expect(condition(sbx, dsv1alpha1.ConditionPaused)()).To(Equal("False/Running"))
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StateRunning))
+		Expect(container(a.docker, sbx, dsv1alpha1.RoleService, "db").State).To(Equal(dd.StateRunning))
 		Eventually(eventReasons(sbx)).Should(ContainElements("Paused", "Resumed"))
 		cur := get(sbx)
 		Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
@@ -44,7 +46,7 @@ var _ = Describe("A poisoned topology", func() {
 	var (
 		ns  string
 		a   *testAgent
-		sbx *v1.Sandbox
+		sbx *dsv1alpha1.Sandbox
 	)
 	BeforeEach(func() {
 		ns, a = newNamespace(), newAgent()
@@ -52,43 +54,43 @@ var _ = Describe("A poisoned topology", func() {
 		sbx = sandbox(ns, "fragile", a.node)
 		sbx.Spec.Services = []string{"db"}
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	})
 
 	It("follows a service that stops: poisoned, stopped, never repaired, workspace kept", func() {
-		Expect(a.docker.Exit(container(a.docker, sbx, v1.RoleService, "db").Name, 1)).To(Succeed())
+		Expect(a.docker.Exit(container(a.docker, sbx, dsv1alpha1.RoleService, "db").Name, 1)).To(Succeed())
 
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/ServiceExited"))
-		Expect(message(sbx, v1.ConditionTopologyPoisoned)).To(ContainSubstring(`"db"`))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxFailed))
-		Expect(condition(sbx, v1.ConditionReady)()).To(Equal("False/ServiceExited"))
-		Expect(condition(sbx, v1.ConditionStalled)()).To(Equal("True/ServiceExited"))
-		Expect(condition(sbx, v1.ConditionServicesReady)()).To(Equal("False/ServiceExited"))
-		Eventually(state(a.docker, sbx, v1.RolePrimary, "")).Should(Equal(dd.StateExited), "the topology is stopped")
-		Consistently(state(a.docker, sbx, v1.RoleService, "db")).Should(Equal(dd.StateExited), "no silent repair")
-		Expect(container(a.docker, sbx, v1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)).Should(Equal("True/ServiceExited"))
+		Expect(message(sbx, dsv1alpha1.ConditionTopologyPoisoned)).To(ContainSubstring(`"db"`))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxFailed))
+		Expect(condition(sbx, dsv1alpha1.ConditionReady)()).To(Equal("False/ServiceExited"))
+		Expect(condition(sbx, dsv1alpha1.ConditionStalled)()).To(Equal("True/ServiceExited"))
+		Expect(condition(sbx, dsv1alpha1.ConditionServicesReady)()).To(Equal("False/ServiceExited"))
+		Eventually(state(a.docker, sbx, dsv1alpha1.RolePrimary, "")).Should(Equal(dd.StateExited), "the topology is stopped")
+		Consistently(state(a.docker, sbx, dsv1alpha1.RoleService, "db")).Should(Equal(dd.StateExited), "no silent repair")
+		Expect(container(a.docker, sbx, dsv1alpha1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
 		Eventually(eventReasons(sbx)).Should(ContainElement("TopologyPoisoned"))
 	})
 
 	It("follows a session's primary that stops", func() {
-		Expect(a.docker.Exit(container(a.docker, sbx, v1.RolePrimary, "").Name, 0)).To(Succeed())
+		Expect(a.docker.Exit(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Name, 0)).To(Succeed())
 
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/PrimaryExited"))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxFailed))
-		Eventually(state(a.docker, sbx, v1.RoleService, "db")).Should(Equal(dd.StateExited))
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)).Should(Equal("True/PrimaryExited"))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxFailed))
+		Eventually(state(a.docker, sbx, dsv1alpha1.RoleService, "db")).Should(Equal(dd.StateExited))
 	})
 
 	It("is rolled away by a spec change, keeping the workspace's files", func() {
-		holderName := container(a.docker, sbx, v1.RoleHolder, "").Name
+		holderName := container(a.docker, sbx, dsv1alpha1.RoleHolder, "").Name
 		Expect(a.docker.CopyTo(ctx(), holderName, "/workspace", tarOf("notes.txt", "kept"))).To(Succeed())
-		Expect(a.docker.Exit(container(a.docker, sbx, v1.RoleService, "db").Name, 1)).To(Succeed())
-		Eventually(phase(sbx)).Should(Equal(v1.SandboxFailed))
+		Expect(a.docker.Exit(container(a.docker, sbx, dsv1alpha1.RoleService, "db").Name, 1)).To(Succeed())
+		Eventually(phase(sbx)).Should(Equal(dsv1alpha1.SandboxFailed))
 
-		update(sbx, func(s *v1.Sandbox) { s.Spec.Env = []v1.EnvVar{{Name: "FIXED", Value: "1"}} })
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(condition(sbx, v1.ConditionTopologyPoisoned)()).To(Equal("False/Healthy"))
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Spec.Env = []dsv1alpha1.EnvVar{{Name: "FIXED", Value: "1"}} })
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)()).To(Equal("False/Healthy"))
 		Expect(get(sbx).Status.TopologyGeneration).To(BeEquivalentTo(2))
-		Expect(fileIn(a, container(a.docker, sbx, v1.RolePrimary, "").Name, "/workspace/notes.txt")).To(Equal("kept"))
+		Expect(fileIn(a, container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Name, "/workspace/notes.txt")).To(Equal("kept"))
 	})
 })
 
@@ -100,15 +102,15 @@ var _ = Describe("Readiness", func() {
 		docker.SetExecHandler(failingChecks)
 		a := startAgent(node, docker)
 		db := service(ns, "db")
-		db.Spec.Readiness = &v1.Readiness{Command: []string{"false"}, PeriodSeconds: 1, FailureThreshold: 1}
+		db.Spec.Readiness = &dsv1alpha1.Readiness{Command: []string{"false"}, PeriodSeconds: 1, FailureThreshold: 1}
 		create(db)
 		sbx := sandbox(ns, "never-ready", a.node)
 		sbx.Spec.Services = []string{"db"}
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionTopologyPoisoned)).Should(Equal("True/ServiceReadinessFailed"))
-		Expect(containers(a.docker, sbx, v1.RolePrimary)).To(BeEmpty(), "the primary never starts")
-		Expect(get(sbx).Status.Services[0].State).To(Equal(v1.ServiceFailed))
+		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)).Should(Equal("True/ServiceReadinessFailed"))
+		Expect(containers(a.docker, sbx, dsv1alpha1.RolePrimary)).To(BeEmpty(), "the primary never starts")
+		Expect(get(sbx).Status.Services[0].State).To(Equal(dsv1alpha1.ServiceFailed))
 	})
 })
 

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -5,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 )
@@ -48,28 +50,28 @@ var _ = Describe("Metrics", func() {
 	It("tell time to Ready, Docker latency and errors by phase, Sandboxes by phase and poisonings by reason", func() {
 		ns, a := newNamespace(), newAgent()
 		readyBefore := metricValue("dockside_sandbox_ready_seconds", map[string]string{"kind": "session"})
-		poisonedBefore := metricValue("dockside_topology_poisonings_total", map[string]string{"reason": v1.ReasonPrimaryExited})
+		poisonedBefore := metricValue("dockside_topology_poisonings_total", map[string]string{"reason": dsv1alpha1.ReasonPrimaryExited})
 		listErrors := map[string]string{"operation": "ListContainers", "phase": string(dd.PhaseObserve), "kind": string(dd.KindUnavailable)}
 		errorsBefore := metricValue("dockside_docker_operation_errors_total", listErrors)
 
 		sbx := sandbox(ns, "measured", a.node)
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
-		running := map[string]string{"node": a.node, "phase": string(v1.SandboxRunning)}
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		running := map[string]string{"node": a.node, "phase": string(dsv1alpha1.SandboxRunning)}
 		Eventually(func() float64 { return metricValue("dockside_sandboxes", running) }).Should(Equal(1.0))
 		Expect(metricValue("dockside_sandbox_ready_seconds", map[string]string{"kind": "session"})).To(Equal(readyBefore + 1))
 		Expect(metricValue("dockside_docker_operation_duration_seconds",
 			map[string]string{"operation": "EnsureContainer", "phase": string(dd.PhaseCreate)})).To(BeNumerically(">", 0))
 
 		a.docker.FailNext(fake.OpListContainers, dd.KindUnavailable)
-		update(sbx, func(s *v1.Sandbox) { s.Labels = map[string]string{"touched": "yes"} })
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Labels = map[string]string{"touched": "yes"} })
 		Eventually(func() float64 { return metricValue("dockside_docker_operation_errors_total", listErrors) }).Should(Equal(errorsBefore + 1))
 
-		Expect(a.docker.Exit(container(a.docker, sbx, v1.RolePrimary, "").Name, 1)).To(Succeed())
-		Eventually(phase(sbx)).Should(Equal(v1.SandboxFailed))
-		Expect(metricValue("dockside_topology_poisonings_total", map[string]string{"reason": v1.ReasonPrimaryExited})).To(Equal(poisonedBefore + 1))
+		Expect(a.docker.Exit(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Name, 1)).To(Succeed())
+		Eventually(phase(sbx)).Should(Equal(dsv1alpha1.SandboxFailed))
+		Expect(metricValue("dockside_topology_poisonings_total", map[string]string{"reason": dsv1alpha1.ReasonPrimaryExited})).To(Equal(poisonedBefore + 1))
 		Eventually(func() float64 {
-			return metricValue("dockside_sandboxes", map[string]string{"node": a.node, "phase": string(v1.SandboxFailed)})
+			return metricValue("dockside_sandboxes", map[string]string{"node": a.node, "phase": string(dsv1alpha1.SandboxFailed)})
 		}).Should(Equal(1.0))
 	})
 })

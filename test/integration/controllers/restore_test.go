@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -10,7 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
@@ -34,7 +36,7 @@ func (d *orderDocker) CopyTo(ctx context.Context, name, dir string, tar io.Reade
 }
 
 func (d *orderDocker) EnsureContainer(ctx context.Context, spec dd.ContainerSpec) (dd.ContainerInfo, error) {
-	if spec.Role == v1.RolePrimary {
+	if spec.Role == dsv1alpha1.RolePrimary {
 		d.note("create primary")
 	}
 	return d.Driver.EnsureContainer(ctx, spec)
@@ -57,7 +59,7 @@ func (d *orderDocker) calls() []string {
 
 // capturedSession makes a session on a's node with files in its workspace, checkpoints it as ckptName and
 // deletes the session, leaving only the Checkpoint.
-func capturedSession(ns, ckptName string, a *storingAgent, files map[string]string) *v1.Checkpoint {
+func capturedSession(ns, ckptName string, a *storingAgent, files map[string]string) *dsv1alpha1.Checkpoint {
 	GinkgoHelper()
 	src := runningSession(ns, ckptName+"-src", a)
 	fillWorkspace(a.docker, src, files)
@@ -70,7 +72,7 @@ func capturedSession(ns, ckptName string, a *storingAgent, files map[string]stri
 }
 
 // restoring is a session on node that restores from the Checkpoint.
-func restoring(ns, name, node, from string) *v1.Sandbox {
+func restoring(ns, name, node, from string) *dsv1alpha1.Sandbox {
 	sbx := sandbox(ns, name, node)
 	sbx.Spec.RestoreFrom = from
 	return sbx
@@ -86,9 +88,9 @@ var _ = Describe("A Sandbox restoring from a Checkpoint", func() {
 
 		sbx := restoring(ns, "again", a.node, "snap")
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(condition(sbx, v1.ConditionRestored)()).To(Equal("True/Restored"))
-		Expect(message(sbx, v1.ConditionRestored)).To(ContainSubstring(`Checkpoint "snap"`))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(condition(sbx, dsv1alpha1.ConditionRestored)()).To(Equal("True/Restored"))
+		Expect(message(sbx, dsv1alpha1.ConditionRestored)).To(ContainSubstring(`Checkpoint "snap"`))
 		Expect(workspaceFiles(a.docker, sbx)).To(Equal(files))
 		Expect(a.docker.Calls(fake.OpCopyTo)).To(Equal(copies + 1))
 		Eventually(eventReasons(sbx)).Should(ContainElement("Restored"))
@@ -96,9 +98,9 @@ var _ = Describe("A Sandbox restoring from a Checkpoint", func() {
 		By("copying them once: a roll later keeps the workspace as it is then")
 		fillWorkspace(a.docker, sbx, map[string]string{"notes.txt": "changed after the restore"})
 		copies = a.docker.Calls(fake.OpCopyTo)
-		update(sbx, func(s *v1.Sandbox) { s.Spec.Env = []v1.EnvVar{{Name: "ROLL", Value: "1"}} })
+		update(sbx, func(s *dsv1alpha1.Sandbox) { s.Spec.Env = []dsv1alpha1.EnvVar{{Name: "ROLL", Value: "1"}} })
 		Eventually(func() int64 { return get(sbx).Status.TopologyGeneration }).Should(BeEquivalentTo(2))
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(a.docker.Calls(fake.OpCopyTo)).To(Equal(copies))
 		Expect(workspaceFiles(a.docker, sbx)["notes.txt"]).To(Equal("changed after the restore"))
 	})
@@ -115,7 +117,7 @@ var _ = Describe("A Sandbox restoring from a Checkpoint", func() {
 
 		sbx := restoring(ns, "again", a.node, "snap")
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(docker.calls()).To(Equal([]string{"copy into holder", "copy into holder", "copy into holder", "create primary"}))
 		Expect(workspaceFiles(a.docker, sbx)).To(Equal(files))
 	})
@@ -124,19 +126,19 @@ var _ = Describe("A Sandbox restoring from a Checkpoint", func() {
 		ns, a := newNamespace(), newStoringAgent()
 		sbx := restoring(ns, "again", a.node, "later")
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("False/CheckpointNotFound"))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxPending))
-		Expect(condition(sbx, v1.ConditionRestored)()).To(Equal("False/CheckpointNotFound"))
-		Expect(containers(a.docker, sbx, v1.RolePrimary)).To(BeEmpty())
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("False/CheckpointNotFound"))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxPending))
+		Expect(condition(sbx, dsv1alpha1.ConditionRestored)()).To(Equal("False/CheckpointNotFound"))
+		Expect(containers(a.docker, sbx, dsv1alpha1.RolePrimary)).To(BeEmpty())
 
 		create(checkpoint(ns, "later", "src"))
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("False/CheckpointNotReady"))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxPending))
-		Expect(condition(sbx, v1.ConditionStalled)()).To(Equal("False/CheckpointNotReady"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("False/CheckpointNotReady"))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxPending))
+		Expect(condition(sbx, dsv1alpha1.ConditionStalled)()).To(Equal("False/CheckpointNotReady"))
 
 		runningSession(ns, "src", a)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(condition(sbx, v1.ConditionRestored)()).To(Equal("True/Restored"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(condition(sbx, dsv1alpha1.ConditionRestored)()).To(Equal("True/Restored"))
 	})
 
 	It("is bound to the node that stores its Checkpoint, and held for good on another node", func() {
@@ -147,14 +149,14 @@ var _ = Describe("A Sandbox restoring from a Checkpoint", func() {
 		unbound := restoring(ns, "anywhere", "", "snap")
 		create(unbound)
 		Eventually(nodeOf(unbound)).Should(Equal(second.node))
-		Eventually(condition(unbound, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(unbound, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(workspaceFiles(second.docker, unbound)).To(Equal(files))
 
 		elsewhere := restoring(ns, "elsewhere", first.node, "snap")
 		create(elsewhere)
-		Eventually(condition(elsewhere, v1.ConditionStalled)).Should(Equal("True/CheckpointOnOtherNode"))
-		Expect(phase(elsewhere)()).To(Equal(v1.SandboxPending))
-		Expect(message(elsewhere, v1.ConditionReady)).To(ContainSubstring("stored on node " + second.node))
+		Eventually(condition(elsewhere, dsv1alpha1.ConditionStalled)).Should(Equal("True/CheckpointOnOtherNode"))
+		Expect(phase(elsewhere)()).To(Equal(dsv1alpha1.SandboxPending))
+		Expect(message(elsewhere, dsv1alpha1.ConditionReady)).To(ContainSubstring("stored on node " + second.node))
 	})
 
 	It("refuses an archive whose bytes changed on disk, and its Checkpoint turns Failed", func() {
@@ -170,10 +172,10 @@ var _ = Describe("A Sandbox restoring from a Checkpoint", func() {
 		sbx := restoring(ns, "again", a.node, "snap")
 		create(sbx)
 		Eventually(ckptState(ckpt)).Should(Equal("Failed/ArchiveCorrupt"))
-		Eventually(condition(sbx, v1.ConditionStalled)).Should(Equal("True/CheckpointNotReady"))
-		Expect(phase(sbx)()).To(Equal(v1.SandboxPending))
-		Expect(message(sbx, v1.ConditionReady)).To(ContainSubstring("no longer matches its digest"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionStalled)).Should(Equal("True/CheckpointNotReady"))
+		Expect(phase(sbx)()).To(Equal(dsv1alpha1.SandboxPending))
+		Expect(message(sbx, dsv1alpha1.ConditionReady)).To(ContainSubstring("no longer matches its digest"))
 		Expect(a.docker.Calls(fake.OpCopyTo)).To(Equal(copies), "nothing was copied in")
-		Expect(containers(a.docker, sbx, v1.RolePrimary)).To(BeEmpty())
+		Expect(containers(a.docker, sbx, dsv1alpha1.RolePrimary)).To(BeEmpty())
 	})
 })

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -10,13 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // getService reads the current version of a SandboxService.
-func getService(ns, name string) *v1.SandboxService {
+func getService(ns, name string) *dsv1alpha1.SandboxService {
 	GinkgoHelper()
-	svc := &v1.SandboxService{}
+	svc := &dsv1alpha1.SandboxService{}
 	Expect(k8s.Get(ctx(), objectKey(ns, name), svc)).To(Succeed())
 	return svc
 }
@@ -24,7 +26,7 @@ func getService(ns, name string) *v1.SandboxService {
 // serviceCondition polls one condition of a SandboxService, as "Status/Reason".
 func serviceCondition(ns, name, typ string) func() string {
 	return func() string {
-		svc := &v1.SandboxService{}
+		svc := &dsv1alpha1.SandboxService{}
 		if err := k8s.Get(ctx(), objectKey(ns, name), svc); err != nil {
 			return err.Error()
 		}
@@ -38,7 +40,7 @@ func serviceCondition(ns, name, typ string) func() string {
 // usedBy polls a SandboxService's usedBy list and count.
 func usedBy(ns, name string) func() string {
 	return func() string {
-		svc := &v1.SandboxService{}
+		svc := &dsv1alpha1.SandboxService{}
 		if err := k8s.Get(ctx(), objectKey(ns, name), svc); err != nil {
 			return err.Error()
 		}
@@ -47,10 +49,10 @@ func usedBy(ns, name string) func() string {
 }
 
 // updateService applies change to the current version of a SandboxService, retrying on conflicts with agents.
-func updateService(ns, name string, change func(*v1.SandboxService)) {
+func updateService(ns, name string, change func(*dsv1alpha1.SandboxService)) {
 	GinkgoHelper()
 	Eventually(func() error {
-		svc := &v1.SandboxService{}
+		svc := &dsv1alpha1.SandboxService{}
 		if err := k8s.Get(ctx(), objectKey(ns, name), svc); err != nil {
 			return err
 		}
@@ -63,10 +65,10 @@ var _ = Describe("A SandboxService", func() {
 	It("is protected, accepted, and says which Sandboxes use it", func() {
 		ns, a := newNamespace(), newAgent()
 		create(service(ns, "db"))
-		Eventually(serviceCondition(ns, "db", v1.ConditionReady)).Should(Equal("True/Accepted"))
-		Expect(serviceCondition(ns, "db", v1.ConditionInUse)()).To(Equal("False/NotInUse"))
+		Eventually(serviceCondition(ns, "db", dsv1alpha1.ConditionReady)).Should(Equal("True/Accepted"))
+		Expect(serviceCondition(ns, "db", dsv1alpha1.ConditionInUse)()).To(Equal("False/NotInUse"))
 		svc := getService(ns, "db")
-		Expect(svc.Finalizers).To(ContainElement(v1.FinalizerInUse))
+		Expect(svc.Finalizers).To(ContainElement(dsv1alpha1.FinalizerInUse))
 		Expect(svc.Status.ObservedGeneration).To(Equal(svc.Generation))
 
 		for _, name := range []string{"beta", "alpha"} {
@@ -78,31 +80,31 @@ var _ = Describe("A SandboxService", func() {
 		unbound.Spec.Services = []string{"db"}
 		create(unbound)
 		Eventually(usedBy(ns, "db")).Should(Equal("3 [alpha beta gamma]"))
-		Expect(serviceCondition(ns, "db", v1.ConditionInUse)()).To(Equal("True/InUse"))
-		Expect(meta.FindStatusCondition(getService(ns, "db").Status.Conditions, v1.ConditionInUse).Message).
+		Expect(serviceCondition(ns, "db", dsv1alpha1.ConditionInUse)()).To(Equal("True/InUse"))
+		Expect(meta.FindStatusCondition(getService(ns, "db").Status.Conditions, dsv1alpha1.ConditionInUse).Message).
 			To(Equal("used by Sandbox alpha, beta, gamma"))
 
 		Expect(k8s.Delete(ctx(), unbound)).To(Succeed())
 		Eventually(usedBy(ns, "db")).Should(Equal("2 [alpha beta]"))
-		update(sandbox(ns, "beta", a.node), func(s *v1.Sandbox) { s.Spec.Services = nil })
+		update(sandbox(ns, "beta", a.node), func(s *dsv1alpha1.Sandbox) { s.Spec.Services = nil })
 		Eventually(usedBy(ns, "db")).Should(Equal("1 [alpha]"), "a Sandbox that stops naming it no longer counts")
 	})
 
 	It("lists at most MaxUsedBy users, and counts them all", func() {
 		ns := newNamespace()
 		// Bound to a node no agent serves: they only need to exist and name the service.
-		for i := range v1.MaxUsedBy + 3 {
+		for i := range dsv1alpha1.MaxUsedBy + 3 {
 			sbx := sandbox(ns, fmt.Sprintf("user-%02d", i), "nowhere")
 			sbx.Spec.Services = []string{"db"}
 			create(sbx)
 		}
 		newAgent()
 		create(service(ns, "db"))
-		Eventually(func() int32 { return getService(ns, "db").Status.UsedByCount }).Should(BeEquivalentTo(v1.MaxUsedBy + 3))
+		Eventually(func() int32 { return getService(ns, "db").Status.UsedByCount }).Should(BeEquivalentTo(dsv1alpha1.MaxUsedBy + 3))
 		svc := getService(ns, "db")
-		Expect(svc.Status.UsedBy).To(HaveLen(v1.MaxUsedBy))
+		Expect(svc.Status.UsedBy).To(HaveLen(dsv1alpha1.MaxUsedBy))
 		Expect(svc.Status.UsedBy[0]).To(Equal("user-00"))
-		Expect(meta.FindStatusCondition(svc.Status.Conditions, v1.ConditionInUse).Message).To(HaveSuffix("and 30 more"))
+		Expect(meta.FindStatusCondition(svc.Status.Conditions, dsv1alpha1.ConditionInUse).Message).To(HaveSuffix("and 30 more"))
 	})
 
 	It("cannot be deleted while a Sandbox names it: the deletion waits, saying why, until that Sandbox is gone", func() {
@@ -111,27 +113,27 @@ var _ = Describe("A SandboxService", func() {
 		sbx := sandbox(ns, "user", a.node)
 		sbx.Spec.Services = []string{"db"}
 		create(sbx)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Eventually(usedBy(ns, "db")).Should(Equal("1 [user]"))
-		serviceContainer := container(a.docker, sbx, v1.RoleService, "db").Name
+		serviceContainer := container(a.docker, sbx, dsv1alpha1.RoleService, "db").Name
 
 		Expect(k8s.Delete(ctx(), getService(ns, "db"))).To(Succeed())
 		Eventually(func() string {
-			c := meta.FindStatusCondition(getService(ns, "db").Status.Conditions, v1.ConditionInUse)
+			c := meta.FindStatusCondition(getService(ns, "db").Status.Conditions, dsv1alpha1.ConditionInUse)
 			return c.Message
 		}).Should(Equal("deletion waits until no Sandbox names it; used by Sandbox user"))
-		Consistently(func() error { return k8s.Get(ctx(), objectKey(ns, "db"), &v1.SandboxService{}) }).Should(Succeed())
+		Consistently(func() error { return k8s.Get(ctx(), objectKey(ns, "db"), &dsv1alpha1.SandboxService{}) }).Should(Succeed())
 
 		By("leaving the running Sandbox alone: the deletion does not roll its topology")
 		cur := get(sbx)
 		Expect(cur.Status.TopologyGeneration).To(BeEquivalentTo(1))
-		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionReady)).To(BeTrue())
-		Expect(container(a.docker, sbx, v1.RoleService, "db").Name).To(Equal(serviceContainer))
-		Expect(condition(sbx, v1.ConditionServicesUpToDate)()).To(Equal("True/UpToDate"))
+		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, dsv1alpha1.ConditionReady)).To(BeTrue())
+		Expect(container(a.docker, sbx, dsv1alpha1.RoleService, "db").Name).To(Equal(serviceContainer))
+		Expect(condition(sbx, dsv1alpha1.ConditionServicesUpToDate)()).To(Equal("True/UpToDate"))
 
 		Expect(k8s.Delete(ctx(), sbx)).To(Succeed())
 		Eventually(func() bool {
-			err := k8s.Get(ctx(), objectKey(ns, "db"), &v1.SandboxService{})
+			err := k8s.Get(ctx(), objectKey(ns, "db"), &dsv1alpha1.SandboxService{})
 			return client.IgnoreNotFound(err) == nil && err != nil
 		}).Should(BeTrue(), "gone once its last user is")
 	})
@@ -140,14 +142,14 @@ var _ = Describe("A SandboxService", func() {
 		ns := newNamespace()
 		newAgent()
 		svc := service(ns, "db")
-		svc.Spec.Env = []v1.EnvVar{{Name: "PASSWORD", ValueFrom: &v1.EnvVarSource{SecretKeyRef: v1.SecretKeySelector{Name: "db-creds", Key: "password"}}}}
+		svc.Spec.Env = []dsv1alpha1.EnvVar{{Name: "PASSWORD", ValueFrom: &dsv1alpha1.EnvVarSource{SecretKeyRef: dsv1alpha1.SecretKeySelector{Name: "db-creds", Key: "password"}}}}
 		create(svc)
-		Eventually(serviceCondition(ns, "db", v1.ConditionReady)).Should(Equal("False/SecretNotFound"))
-		Expect(meta.FindStatusCondition(getService(ns, "db").Status.Conditions, v1.ConditionReady).Message).
+		Eventually(serviceCondition(ns, "db", dsv1alpha1.ConditionReady)).Should(Equal("False/SecretNotFound"))
+		Expect(meta.FindStatusCondition(getService(ns, "db").Status.Conditions, dsv1alpha1.ConditionReady).Message).
 			To(Equal(`env PASSWORD names Secret "db-creds", which does not exist`))
 
 		create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-creds"}, StringData: map[string]string{"password": "s3cr3t"}})
-		Eventually(serviceCondition(ns, "db", v1.ConditionReady)).Should(Equal("True/Accepted"))
+		Eventually(serviceCondition(ns, "db", dsv1alpha1.ConditionReady)).Should(Equal("True/Accepted"))
 	})
 
 	It("changes without disrupting the running Sandboxes that use it: they report it and pick it up at their next roll", func() {
@@ -156,21 +158,21 @@ var _ = Describe("A SandboxService", func() {
 		session := sandbox(ns, "live", a.node)
 		session.Spec.Services = []string{"db"}
 		create(session)
-		Eventually(condition(session, v1.ConditionReady)).Should(Equal("True/Running"))
-		before := container(a.docker, session, v1.RoleService, "db").Name
+		Eventually(condition(session, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		before := container(a.docker, session, dsv1alpha1.RoleService, "db").Name
 
-		updateService(ns, "db", func(svc *v1.SandboxService) { svc.Spec.Command = []string{"sleep", "7200"} })
-		Eventually(condition(session, v1.ConditionServicesUpToDate)).Should(Equal("False/OutOfDate"))
-		Expect(message(session, v1.ConditionServicesUpToDate)).To(Equal(`service "db" runs generation 1 of its SandboxService, which is at 2`))
+		updateService(ns, "db", func(svc *dsv1alpha1.SandboxService) { svc.Spec.Command = []string{"sleep", "7200"} })
+		Eventually(condition(session, dsv1alpha1.ConditionServicesUpToDate)).Should(Equal("False/OutOfDate"))
+		Expect(message(session, dsv1alpha1.ConditionServicesUpToDate)).To(Equal(`service "db" runs generation 1 of its SandboxService, which is at 2`))
 		Consistently(func() int64 { return get(session).Status.TopologyGeneration }).Should(BeEquivalentTo(1))
-		Expect(container(a.docker, session, v1.RoleService, "db").Name).To(Equal(before), "the running instance is kept")
-		Expect(condition(session, v1.ConditionReady)()).To(Equal("True/Running"))
+		Expect(container(a.docker, session, dsv1alpha1.RoleService, "db").Name).To(Equal(before), "the running instance is kept")
+		Expect(condition(session, dsv1alpha1.ConditionReady)()).To(Equal("True/Running"))
 
 		By("rolling at the Sandbox's own next change")
-		update(session, func(s *v1.Sandbox) { s.Spec.Env = []v1.EnvVar{{Name: "MODE", Value: "2"}} })
+		update(session, func(s *dsv1alpha1.Sandbox) { s.Spec.Env = []dsv1alpha1.EnvVar{{Name: "MODE", Value: "2"}} })
 		Eventually(func() int64 { return get(session).Status.TopologyGeneration }).Should(BeEquivalentTo(2))
-		Eventually(condition(session, v1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(condition(session, v1.ConditionServicesUpToDate)()).To(Equal("True/UpToDate"))
+		Eventually(condition(session, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(condition(session, dsv1alpha1.ConditionServicesUpToDate)()).To(Equal("True/UpToDate"))
 		Expect(get(session).Status.Services[0].ServiceGeneration).To(BeEquivalentTo(2))
 	})
 })

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers_test
 
 import (
@@ -11,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 )
@@ -22,17 +24,17 @@ var _ = Describe("A session", func() {
 		sbx := sandbox(ns, "shell", a.node)
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		cur := get(sbx)
-		Expect(cur.Status.Phase).To(Equal(v1.SandboxRunning))
+		Expect(cur.Status.Phase).To(Equal(dsv1alpha1.SandboxRunning))
 		Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
-		Expect(cur.Finalizers).To(ContainElement(v1.FinalizerCleanup))
+		Expect(cur.Finalizers).To(ContainElement(dsv1alpha1.FinalizerCleanup))
 		Expect(cur.Status.NodeName).To(Equal(a.node))
 		Expect(cur.Status.TopologyGeneration).To(BeEquivalentTo(1))
 		Expect(cur.Status.StartTime).NotTo(BeNil())
 		for typ, want := range map[string]string{
-			v1.ConditionReconciling: "False", v1.ConditionStalled: "False", v1.ConditionScheduled: "True",
-			v1.ConditionServicesReady: "True", v1.ConditionTopologyPoisoned: "False", v1.ConditionPaused: "False",
+			dsv1alpha1.ConditionReconciling: "False", dsv1alpha1.ConditionStalled: "False", dsv1alpha1.ConditionScheduled: "True",
+			dsv1alpha1.ConditionServicesReady: "True", dsv1alpha1.ConditionTopologyPoisoned: "False", dsv1alpha1.ConditionPaused: "False",
 		} {
 			c := meta.FindStatusCondition(cur.Status.Conditions, typ)
 			Expect(c).NotTo(BeNil(), typ)
@@ -40,12 +42,12 @@ var _ = Describe("A session", func() {
 			Expect(c.ObservedGeneration).To(Equal(cur.Generation), typ)
 		}
 
-		primary := container(a.docker, sbx, v1.RolePrimary, "")
+		primary := container(a.docker, sbx, dsv1alpha1.RolePrimary, "")
 		Expect(primary.State).To(Equal(dd.StateRunning))
 		Expect(primary.Network).To(BeEmpty(), "mode None without services: network mode none")
 		Expect(cur.Status.ContainerID).To(Equal(primary.ID))
-		Expect(container(a.docker, sbx, v1.RoleHolder, "").State).To(Equal(dd.StateRunning))
-		vols, err := a.docker.ListVolumes(context.Background(), map[string]string{v1.LabelUID: string(cur.UID)})
+		Expect(container(a.docker, sbx, dsv1alpha1.RoleHolder, "").State).To(Equal(dd.StateRunning))
+		vols, err := a.docker.ListVolumes(context.Background(), map[string]string{dsv1alpha1.LabelUID: string(cur.UID)})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(vols).To(HaveLen(1))
 		Expect(vols[0].SizeBytes).To(BeEquivalentTo(512 << 20))
@@ -56,12 +58,12 @@ var _ = Describe("A session", func() {
 	It("joins the node's shared bridge when it may reach out but has no services", func() {
 		ns, a := newNamespace(), newAgent()
 		sbx := sandbox(ns, "isolated", a.node)
-		sbx.Spec.Network.Mode = v1.NetworkIsolated
+		sbx.Spec.Network.Mode = dsv1alpha1.NetworkIsolated
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		shared := dd.NodeNetworkName(a.node)
-		Expect(container(a.docker, sbx, v1.RolePrimary, "").Network).To(Equal(shared))
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Network).To(Equal(shared))
 		n, err := a.docker.ObserveNetwork(context.Background(), shared)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n.ICC).To(BeFalse(), "sandboxes on the shared bridge cannot reach each other")
@@ -88,7 +90,7 @@ var _ = Describe("A session", func() {
 		})
 		a := startAgent(node, docker)
 		db, cache := service(ns, "db"), service(ns, "cache")
-		db.Spec.Readiness = &v1.Readiness{Command: []string{"true"}, PeriodSeconds: 1, FailureThreshold: 30}
+		db.Spec.Readiness = &dsv1alpha1.Readiness{Command: []string{"true"}, PeriodSeconds: 1, FailureThreshold: 30}
 		cache.Spec.Aliases = []string{"kv"}
 		create(db)
 		create(cache)
@@ -96,29 +98,29 @@ var _ = Describe("A session", func() {
 		sbx.Spec.Services = []string{"db", "cache"}
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionServicesReady)).Should(Equal("False/WaitingForServices"))
-		Eventually(state(a.docker, sbx, v1.RoleService, "db")).Should(Equal(dd.StateRunning))
-		Consistently(func() int { return len(containers(a.docker, sbx, v1.RoleService)) }).Should(Equal(1),
+		Eventually(condition(sbx, dsv1alpha1.ConditionServicesReady)).Should(Equal("False/WaitingForServices"))
+		Eventually(state(a.docker, sbx, dsv1alpha1.RoleService, "db")).Should(Equal(dd.StateRunning))
+		Consistently(func() int { return len(containers(a.docker, sbx, dsv1alpha1.RoleService)) }).Should(Equal(1),
 			"cache waits until db passes readiness")
-		Expect(containers(a.docker, sbx, v1.RolePrimary)).To(BeEmpty())
-		Expect(get(sbx).Status.Phase).To(Equal(v1.SandboxStarting))
+		Expect(containers(a.docker, sbx, dsv1alpha1.RolePrimary)).To(BeEmpty())
+		Expect(get(sbx).Status.Phase).To(Equal(dsv1alpha1.SandboxStarting))
 
 		dbReady.Store(true)
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		cur := get(sbx)
 		Expect(cur.Status.Services).To(HaveLen(2))
 		for _, st := range cur.Status.Services {
-			Expect(st.State).To(Equal(v1.ServiceReady), st.Name)
+			Expect(st.State).To(Equal(dsv1alpha1.ServiceReady), st.Name)
 			Expect(st.ContainerID).NotTo(BeEmpty())
 			Expect(st.ServiceGeneration).To(BeEquivalentTo(1))
 		}
-		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionServicesUpToDate)).To(BeTrue())
-		net, err := a.docker.ObserveNetwork(context.Background(), container(a.docker, sbx, v1.RolePrimary, "").Network)
+		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, dsv1alpha1.ConditionServicesUpToDate)).To(BeTrue())
+		net, err := a.docker.ObserveNetwork(context.Background(), container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Network)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(net.ID).To(Equal(cur.Status.NetworkID))
 		Expect(net.Internal).To(BeTrue(), "mode None: no egress, topology traffic only")
 		Expect(net.ICC).To(BeTrue(), "the topology's own containers talk to each other")
-		Expect(container(a.docker, sbx, v1.RoleService, "cache").Network).To(Equal(net.Name))
+		Expect(container(a.docker, sbx, dsv1alpha1.RoleService, "cache").Network).To(Equal(net.Name))
 
 		// Start order as the events tell it.
 		Eventually(eventReasons(sbx)).Should(ContainElements("NetworkCreated", "ServiceStarted", "ServiceReady", "Started"))
@@ -130,12 +132,12 @@ var _ = Describe("A session", func() {
 		sbx.Spec.Services = []string{"later"}
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("False/ServiceNotFound"))
-		Expect(get(sbx).Status.Phase).To(Equal(v1.SandboxPending))
-		Expect(condition(sbx, v1.ConditionReconciling)()).To(Equal("True/ServiceNotFound"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("False/ServiceNotFound"))
+		Expect(get(sbx).Status.Phase).To(Equal(dsv1alpha1.SandboxPending))
+		Expect(condition(sbx, dsv1alpha1.ConditionReconciling)()).To(Equal("True/ServiceNotFound"))
 
 		create(service(ns, "later"))
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	})
 
 	It("waits for a restore this agent cannot do yet, starting nothing", func() {
@@ -144,9 +146,9 @@ var _ = Describe("A session", func() {
 		sbx.Spec.RestoreFrom = "snap"
 		create(sbx)
 
-		Eventually(condition(sbx, v1.ConditionReady)).Should(Equal("False/RestoreNotSupported"))
-		Expect(get(sbx).Status.Phase).To(Equal(v1.SandboxPending))
-		Expect(containers(a.docker, sbx, v1.RolePrimary)).To(BeEmpty())
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("False/RestoreNotSupported"))
+		Expect(get(sbx).Status.Phase).To(Equal(dsv1alpha1.SandboxPending))
+		Expect(containers(a.docker, sbx, dsv1alpha1.RolePrimary)).To(BeEmpty())
 	})
 })
 
@@ -154,7 +156,7 @@ var _ = Describe("A session", func() {
 func isService(container, svc string) bool { return strings.Contains(container, "-service-"+svc+"-") }
 
 // eventReasons polls the reasons of the Kubernetes Events recorded about the Sandbox.
-func eventReasons(sbx *v1.Sandbox) func() []string {
+func eventReasons(sbx *dsv1alpha1.Sandbox) func() []string {
 	return func() []string {
 		var list eventsv1.EventList
 		if err := k8s.List(context.Background(), &list, client.InNamespace(sbx.Namespace)); err != nil {

@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package controllers_test runs the node agent (internal/agent, the Sandbox reconciler and its helpers)
 // against a real kube-apiserver (envtest) and the fake Docker driver with fault injection. Each spec starts
 // its own agents under node names of its own, in a namespace of its own, so that specs never see each
@@ -25,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
@@ -58,7 +60,7 @@ func TestControllers(t *testing.T) {
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(v1.AddToScheme(scheme)).To(Succeed())
+	Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
 	testEnv = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
@@ -136,7 +138,7 @@ func newNamespace() string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctl-"}}
 	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
 	DeferCleanup(func(ctx context.Context) {
-		for _, list := range []client.ObjectList{&v1.SandboxList{}, &v1.SandboxServiceList{}, &v1.CheckpointList{}} {
+		for _, list := range []client.ObjectList{&dsv1alpha1.SandboxList{}, &dsv1alpha1.SandboxServiceList{}, &dsv1alpha1.CheckpointList{}} {
 			Expect(k8s.List(ctx, list, client.InNamespace(ns.Name))).To(Succeed())
 			Expect(meta.EachListItem(list, func(o runtime.Object) error {
 				obj := o.(client.Object)
@@ -148,7 +150,7 @@ func newNamespace() string {
 				return client.IgnoreNotFound(k8s.Patch(ctx, obj, patch))
 			})).To(Succeed())
 		}
-		for _, obj := range []client.Object{&v1.Sandbox{}, &v1.SandboxService{}, &v1.Checkpoint{}, &corev1.Secret{}} {
+		for _, obj := range []client.Object{&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxService{}, &dsv1alpha1.Checkpoint{}, &corev1.Secret{}} {
 			Expect(k8s.DeleteAllOf(ctx, obj, client.InNamespace(ns.Name))).To(Succeed())
 		}
 		Expect(k8s.Delete(ctx, ns)).To(Succeed())
@@ -157,18 +159,18 @@ func newNamespace() string {
 }
 
 // sandbox is a session on busybox in ns, bound to node (unbound when node is empty).
-func sandbox(ns, name, node string) *v1.Sandbox {
-	return &v1.Sandbox{
+func sandbox(ns, name, node string) *dsv1alpha1.Sandbox {
+	return &dsv1alpha1.Sandbox{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1.SandboxSpec{Image: busybox, NodeName: node},
+		Spec:       dsv1alpha1.SandboxSpec{Image: busybox, NodeName: node},
 	}
 }
 
 // service is a SandboxService on busybox in ns.
-func service(ns, name string) *v1.SandboxService {
-	return &v1.SandboxService{
+func service(ns, name string) *dsv1alpha1.SandboxService {
+	return &dsv1alpha1.SandboxService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1.SandboxServiceSpec{Image: busybox, Command: []string{"sleep", "3600"}},
+		Spec:       dsv1alpha1.SandboxServiceSpec{Image: busybox, Command: []string{"sleep", "3600"}},
 	}
 }
 
@@ -178,18 +180,18 @@ func create(obj client.Object) {
 }
 
 // get reads the current version of sbx.
-func get(sbx *v1.Sandbox) *v1.Sandbox {
+func get(sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
 	GinkgoHelper()
-	out := &v1.Sandbox{}
+	out := &dsv1alpha1.Sandbox{}
 	Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), out)).To(Succeed())
 	return out
 }
 
 // update applies change to the current version of sbx, retrying on conflicts with the agent.
-func update(sbx *v1.Sandbox, change func(*v1.Sandbox)) {
+func update(sbx *dsv1alpha1.Sandbox, change func(*dsv1alpha1.Sandbox)) {
 	GinkgoHelper()
 	Eventually(func() error {
-		cur := &v1.Sandbox{}
+		cur := &dsv1alpha1.Sandbox{}
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), cur); err != nil {
 			return err
 		}
@@ -199,20 +201,20 @@ func update(sbx *v1.Sandbox, change func(*v1.Sandbox)) {
 }
 
 // phase polls the Sandbox's phase.
-func phase(sbx *v1.Sandbox) func() v1.SandboxPhase {
-	return func() v1.SandboxPhase {
-		cur := &v1.Sandbox{}
+func phase(sbx *dsv1alpha1.Sandbox) func() dsv1alpha1.SandboxPhase {
+	return func() dsv1alpha1.SandboxPhase {
+		cur := &dsv1alpha1.Sandbox{}
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), cur); err != nil {
-			return "<" + v1.SandboxPhase(err.Error()) + ">"
+			return "<" + dsv1alpha1.SandboxPhase(err.Error()) + ">"
 		}
 		return cur.Status.Phase
 	}
 }
 
 // condition polls one condition of the Sandbox, as "Status/Reason".
-func condition(sbx *v1.Sandbox, typ string) func() string {
+func condition(sbx *dsv1alpha1.Sandbox, typ string) func() string {
 	return func() string {
-		cur := &v1.Sandbox{}
+		cur := &dsv1alpha1.Sandbox{}
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), cur); err != nil {
 			return err.Error()
 		}
@@ -225,7 +227,7 @@ func condition(sbx *v1.Sandbox, typ string) func() string {
 }
 
 // message is the message of one condition of the Sandbox now.
-func message(sbx *v1.Sandbox, typ string) string {
+func message(sbx *dsv1alpha1.Sandbox, typ string) string {
 	GinkgoHelper()
 	c := meta.FindStatusCondition(get(sbx).Status.Conditions, typ)
 	Expect(c).NotTo(BeNil())
@@ -233,19 +235,19 @@ func message(sbx *v1.Sandbox, typ string) string {
 }
 
 // gone polls whether the Sandbox has been deleted for good.
-func gone(sbx *v1.Sandbox) func() bool {
+func gone(sbx *dsv1alpha1.Sandbox) func() bool {
 	return func() bool {
-		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), &v1.Sandbox{})
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sbx), &dsv1alpha1.Sandbox{})
 		return client.IgnoreNotFound(err) == nil && err != nil
 	}
 }
 
 // containers lists what the fake daemon holds for the Sandbox (by UID), of one role ("" for any).
-func containers(d *fake.Driver, sbx *v1.Sandbox, role string) []dd.ContainerInfo {
+func containers(d *fake.Driver, sbx *dsv1alpha1.Sandbox, role string) []dd.ContainerInfo {
 	GinkgoHelper()
-	match := map[string]string{v1.LabelUID: string(get(sbx).UID)}
+	match := map[string]string{dsv1alpha1.LabelUID: string(get(sbx).UID)}
 	if role != "" {
-		match[v1.LabelRole] = role
+		match[dsv1alpha1.LabelRole] = role
 	}
 	list, err := d.ListContainers(context.Background(), match)
 	Expect(err).NotTo(HaveOccurred())
@@ -253,11 +255,11 @@ func containers(d *fake.Driver, sbx *v1.Sandbox, role string) []dd.ContainerInfo
 }
 
 // container is the one container of a role (and service) the Sandbox's current topology has.
-func container(d *fake.Driver, sbx *v1.Sandbox, role, svc string) dd.ContainerInfo {
+func container(d *fake.Driver, sbx *dsv1alpha1.Sandbox, role, svc string) dd.ContainerInfo {
 	GinkgoHelper()
 	cur := get(sbx)
 	gen := cur.Status.TopologyGeneration
-	if role == v1.RoleHolder {
+	if role == dsv1alpha1.RoleHolder {
 		gen = 0
 	}
 	name := dd.Name(dd.Owner{Namespace: cur.Namespace, Name: cur.Name, UID: string(cur.UID), Generation: gen}, role, svc)
@@ -267,14 +269,14 @@ func container(d *fake.Driver, sbx *v1.Sandbox, role, svc string) dd.ContainerIn
 }
 
 // state polls the state of the container of a role (and service) of the Sandbox's current topology.
-func state(d *fake.Driver, sbx *v1.Sandbox, role, svc string) func() dd.ContainerState {
+func state(d *fake.Driver, sbx *dsv1alpha1.Sandbox, role, svc string) func() dd.ContainerState {
 	return func() dd.ContainerState { return container(d, sbx, role, svc).State }
 }
 
 // holdings counts everything the fake daemon holds for the Sandbox UID: containers, networks, volumes.
 func holdings(d *fake.Driver, uid string) int {
 	GinkgoHelper()
-	match := map[string]string{v1.LabelUID: uid}
+	match := map[string]string{dsv1alpha1.LabelUID: uid}
 	cs, err := d.ListContainers(context.Background(), match)
 	Expect(err).NotTo(HaveOccurred())
 	ns, err := d.ListNetworks(context.Background(), match)

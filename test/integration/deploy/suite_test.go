@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package deploy_test checks the deployment manifests against a real kube-apiserver (envtest): config/default
 // renders with kubectl's kustomize, the API server accepts every object, the DaemonSet keeps the agent locked
 // down, and the agent's ServiceAccount may do what the agent needs and nothing it does not.
