@@ -40,7 +40,7 @@ func (d *Docker) EnsureContainer(ctx context.Context, spec ContainerSpec) (Conta
 
 func (d *Docker) adoptContainer(ctx context.Context, name string, want map[string]string) (ContainerInfo, error) {
 	info, err := d.observeContainer(ctx, name, PhaseCreate)
-	if err == nil && info.Exists && !identityMatches(info.Labels, want) {
+	if err == nil && info.Exists && !Adoptable(info.Labels, want) {
 		return ContainerInfo{}, NewError(KindConflict, PhaseCreate, name, "the name is held by a container Dockside did not make for this owner")
 	}
 	return info, err

@@ -20,7 +20,7 @@ func (d *Docker) EnsureNetwork(ctx context.Context, spec NetworkSpec) (NetworkIn
 		return NetworkInfo{}, err
 	}
 	defer d.locks.lock("network/" + spec.Name)()
-	want := networkLabels(d.node, spec)
+	want := NetworkLabels(d.node, spec)
 	if info, err := d.adoptNetwork(ctx, spec.Name, want); err != nil || info.Exists {
 		return info, err
 	}
@@ -42,7 +42,7 @@ func (d *Docker) adoptNetwork(ctx context.Context, name string, want map[string]
 	if err != nil || !info.Exists {
 		return info, err
 	}
-	if !identityMatches(info.Labels, want) || info.Labels[dsv1alpha1.LabelSubnet] != want[dsv1alpha1.LabelSubnet] {
+	if !Adoptable(info.Labels, want) {
 		return NetworkInfo{}, NewError(KindConflict, PhaseNetwork, name, "the name is held by a network Dockside did not make for this owner")
 	}
 	return info, nil
@@ -98,14 +98,6 @@ func (d *Docker) ListNetworks(ctx context.Context, match map[string]string) ([]N
 	return out, nil
 }
 
-func networkLabels(node string, spec NetworkSpec) map[string]string {
-	l := Labels(node, spec.Owner, dsv1alpha1.RoleNetwork, "")
-	if spec.Subnet != "" {
-		l[dsv1alpha1.LabelSubnet] = spec.Subnet
-	}
-	return l
-}
-
 func networkCreateOptions(spec NetworkSpec, labels map[string]string) network.CreateOptions {
 	opts := network.CreateOptions{
 		Driver:   "bridge",
@@ -140,7 +132,7 @@ func (d *Docker) labelFilter(match map[string]string) filters.Args {
 
 // owns tells whether labels mark an object made by this node's driver.
 func (d *Docker) owns(labels map[string]string) bool {
-	return labels[dsv1alpha1.LabelManaged] == "true" && labels[dsv1alpha1.LabelNode] == d.node
+	return Owned(labels, d.node)
 }
 
 // phased re-labels a driver error with the phase of the operation it happened in.

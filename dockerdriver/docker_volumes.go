@@ -39,7 +39,7 @@ func (d *Docker) EnsureVolume(ctx context.Context, spec VolumeSpec) (VolumeInfo,
 
 func (d *Docker) adoptVolume(ctx context.Context, name string, want map[string]string) (VolumeInfo, error) {
 	info, err := d.observeVolume(ctx, name, PhaseVolume)
-	if err == nil && info.Exists && !identityMatches(info.Labels, want) {
+	if err == nil && info.Exists && !Adoptable(info.Labels, want) {
 		return VolumeInfo{}, NewError(KindConflict, PhaseVolume, name, "the name is held by a volume Dockside did not make for this owner")
 	}
 	return info, err
