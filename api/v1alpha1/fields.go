@@ -15,3 +15,7 @@ const (
 // IndexSandboxServices is a cache index name (not a selectable field: it is a list) mapping a SandboxService
 // name to the Sandboxes in its namespace that name it in spec.services.
 const IndexSandboxServices = "spec.services"
+
+// FieldExecutionSandboxName selects Executions by spec.sandboxName (a CRD selectable field, and the name of
+// the agent's cache index of Executions by Sandbox).
+const FieldExecutionSandboxName = "spec.sandboxName"

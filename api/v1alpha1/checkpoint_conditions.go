@@ -1,0 +1,16 @@
+package v1alpha1
+
+// Condition reasons of Checkpoints (their conditions are Ready, Reconciling and Stalled), besides those several
+// kinds share (conditions.go).
+const (
+	ReasonCapturing          = "Capturing"          // Sandbox frozen, workspace being copied out
+	ReasonSucceeded          = "Succeeded"          // the object reached its goal
+	ReasonWaitingForSandbox  = "WaitingForSandbox"  // the Checkpoint's Sandbox is not bound or not up yet
+	ReasonSandboxNotFound    = "SandboxNotFound"    // spec.sandboxName names no Sandbox
+	ReasonSandboxNotRunning  = "SandboxNotRunning"  // the Sandbox has no workspace to capture now
+	ReasonSandboxOnOtherNode = "SandboxOnOtherNode" // the Sandbox now runs on a node other than the Checkpoint's
+	ReasonSandboxPoisoned    = "SandboxPoisoned"    // the Sandbox's topology is poisoned; nothing to capture
+	ReasonCaptureFailed      = "CaptureFailed"      // the copy out or the store failed
+	ReasonArchiveMissing     = "ArchiveMissing"     // the stored archive is gone from the node
+	ReasonArchiveCorrupt     = "ArchiveCorrupt"     // the stored archive no longer matches its digest
+)
