@@ -51,8 +51,7 @@ func Behaviours() []Behaviour {
 	return slices.Concat(
 		eachKind("a second ensure adopts what the first made", ensureAdopts),
 		eachKind("an ensure after a create whose answer was lost adopts it", ensureAdoptsLostCreate),
-		eachKind("removing a missing one is not an error", removeMissing),
-		eachKind("an absent one is observed as Exists false, not as an error", observeAbsent),
+		eachKind("a missing one is observed as Exists false and removed without error", missingIsNoError),
 		eachKind("a foreign one under our name is a Conflict to ensure, observe and remove", foreignIsConflict),
 		eachKind("another owner's one under our name is a Conflict to ensure", otherOwnerIsConflict),
 		[]Behaviour{

@@ -61,11 +61,7 @@ var ops = map[Object]objectOps{
 		},
 		list: func(ctx context.Context, d dd.Driver, o dd.Owner) ([]listed, error) {
 			cs, err := d.ListContainers(ctx, ownerMatch(o))
-			out := make([]listed, 0, len(cs))
-			for _, c := range cs {
-				out = append(out, listed{c.ID, c.Name})
-			}
-			return out, err
+			return listOf(cs, err, func(c dd.ContainerInfo) listed { return listed{c.ID, c.Name} })
 		},
 		ensurePhase: dd.PhaseCreate,
 	},
@@ -83,17 +79,14 @@ var ops = map[Object]objectOps{
 		},
 		list: func(ctx context.Context, d dd.Driver, o dd.Owner) ([]listed, error) {
 			ns, err := d.ListNetworks(ctx, ownerMatch(o))
-			out := make([]listed, 0, len(ns))
-			for _, n := range ns {
-				out = append(out, listed{n.ID, n.Name})
-			}
-			return out, err
+			return listOf(ns, err, func(n dd.NetworkInfo) listed { return listed{n.ID, n.Name} })
 		},
 		ensurePhase: dd.PhaseNetwork,
 	},
 	Volume: {
 		ensure: func(ctx context.Context, h Harness, o dd.Owner, name string) (string, error) {
-			info, err := h.Driver.EnsureVolume(ctx, volumeSpec(o, name))
+			// A 1 MiB tmpfs workspace, as a Sandbox's.
+			info, err := h.Driver.EnsureVolume(ctx, dd.VolumeSpec{Name: name, Owner: o, Role: dsv1alpha1.RoleWorkspace, SizeBytes: 1 << 20})
 			return info.Name, err
 		},
 		observe: func(ctx context.Context, d dd.Driver, name string) (bool, error) {
@@ -105,11 +98,7 @@ var ops = map[Object]objectOps{
 		},
 		list: func(ctx context.Context, d dd.Driver, o dd.Owner) ([]listed, error) {
 			vs, err := d.ListVolumes(ctx, ownerMatch(o))
-			out := make([]listed, 0, len(vs))
-			for _, v := range vs {
-				out = append(out, listed{v.Name, v.Name})
-			}
-			return out, err
+			return listOf(vs, err, func(v dd.VolumeInfo) listed { return listed{v.Name, v.Name} })
 		},
 		ensurePhase: dd.PhaseVolume,
 	},
@@ -123,9 +112,13 @@ func containerSpec(h Harness, o dd.Owner, role string) dd.ContainerSpec {
 	}
 }
 
-// volumeSpec is a 1 MiB tmpfs workspace volume of owner o.
-func volumeSpec(o dd.Owner, name string) dd.VolumeSpec {
-	return dd.VolumeSpec{Name: name, Owner: o, Role: dsv1alpha1.RoleWorkspace, SizeBytes: 1 << 20}
+// listOf is what a list call returned, as listed objects.
+func listOf[I any](items []I, err error, of func(I) listed) ([]listed, error) {
+	out := make([]listed, 0, len(items))
+	for _, it := range items {
+		out = append(out, of(it))
+	}
+	return out, err
 }
 
 func ownerMatch(o dd.Owner) map[string]string {

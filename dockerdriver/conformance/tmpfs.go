@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"path"
+	"testing/fstest"
 
 	. "github.com/onsi/gomega"
 
@@ -59,9 +60,7 @@ func writeFile(t T, h Harness, container, name, content string) {
 	g := NewWithT(t)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	g.Expect(tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content))})).To(Succeed())
-	_, err := tw.Write([]byte(content))
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tw.AddFS(fstest.MapFS{name: {Data: []byte(content), Mode: 0o644}})).To(Succeed())
 	g.Expect(tw.Close()).To(Succeed())
 	g.Expect(h.Driver.CopyTo(t.Context(), container, workspaceDir, &buf)).To(Succeed())
 }

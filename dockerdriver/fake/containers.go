@@ -3,7 +3,6 @@ package fake
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sort"
 	"time"
 
@@ -47,7 +46,7 @@ func (f *Driver) EnsureContainer(ctx context.Context, spec dd.ContainerSpec) (dd
 		defer f.mu.Unlock()
 		want := dd.Labels(f.node, spec.Owner, spec.Role, spec.Service)
 		if c, ok := f.containers[spec.Name]; ok {
-			if !maps.Equal(c.info.Labels, want) {
+			if !dd.Adoptable(c.info.Labels, want) {
 				return dd.ContainerInfo{}, dd.NewError(dd.KindConflict, dd.PhaseCreate, spec.Name, "the name is held by a container Dockside did not make for this owner")
 			}
 			return c.snapshot(), nil
@@ -76,7 +75,7 @@ func (f *Driver) checkDependencies(spec dd.ContainerSpec) error {
 		return dd.NewError(dd.KindInvalidSpec, dd.PhaseImage, spec.Image, fmt.Sprintf("the image declares VOLUME %v", vs))
 	}
 	if name := spec.Network.Name; name != "" {
-		n, ok := f.networks[name]
+		n, ok := f.network(name)
 		switch {
 		case !ok:
 			return dd.NewError(dd.KindNotFound, dd.PhaseNetwork, name, "the network does not exist")
@@ -113,7 +112,7 @@ func (f *Driver) StartContainer(ctx context.Context, name string) error {
 		}
 		c.info.State, c.info.ExitCode, c.info.OOMKilled = dd.StateRunning, 0, false
 		c.info.StartedAt, c.info.FinishedAt = time.Now(), time.Time{}
-		if n, ok := f.networks[c.spec.Network.Name]; ok {
+		if n, ok := f.network(c.spec.Network.Name); ok {
 			c.info.IP = n.allocateIP()
 		}
 		f.emit(c, dd.EventStart)
@@ -127,7 +126,7 @@ func (f *Driver) ObserveContainer(ctx context.Context, name string) (dd.Containe
 	return call(f, ctx, OpObserveContainer, name, func() (dd.ContainerInfo, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		c, ok := f.containers[name]
+		c, ok := f.container(name)
 		switch {
 		case !ok:
 			return dd.ContainerInfo{}, nil
@@ -170,7 +169,7 @@ func (f *Driver) RemoveContainer(ctx context.Context, name string) error {
 		if c.active() {
 			f.exit(c, 137, false)
 		}
-		delete(f.containers, name)
+		delete(f.containers, c.info.Name)
 		f.emit(c, dd.EventDestroy)
 		return struct{}{}, nil
 	})
@@ -299,9 +298,9 @@ func (f *Driver) exit(c *container, code int, oom bool) {
 	}
 }
 
-// existing finds an owned container, NotFound or Conflict otherwise. Called with f.mu held.
+// existing finds an owned container by name or ID, NotFound or Conflict otherwise. Called with f.mu held.
 func (f *Driver) existing(name string, phase dd.Phase) (*container, error) {
-	c, ok := f.containers[name]
+	c, ok := f.container(name)
 	switch {
 	case !ok:
 		return nil, dd.NewError(dd.KindNotFound, phase, name, "the container does not exist")
@@ -309,6 +308,11 @@ func (f *Driver) existing(name string, phase dd.Phase) (*container, error) {
 		return nil, dd.NewError(dd.KindConflict, phase, name, "the container is not Dockside's on this node")
 	}
 	return c, nil
+}
+
+// container finds a container by its name or its ID. Called with f.mu held.
+func (f *Driver) container(ref string) (*container, bool) {
+	return byNameOrID(f.containers, ref, func(c *container) string { return c.info.ID })
 }
 
 func ignoreNotFound(err error) error {

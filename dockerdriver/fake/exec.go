@@ -84,7 +84,7 @@ func (f *Driver) execTarget(name string) (ExecHandler, error) {
 func (f *Driver) killForDeadline(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if c, ok := f.containers[name]; ok && c.active() {
+	if c, ok := f.container(name); ok && c.active() {
 		f.exit(c, 137, false)
 	}
 }

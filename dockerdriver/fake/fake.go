@@ -78,7 +78,7 @@ func (f *Driver) InspectImage(ctx context.Context, ref string) (dd.ImageInfo, er
 
 // owns tells whether labels mark an object of this fake's node.
 func (f *Driver) owns(labels map[string]string) bool {
-	return labels["dev.dockside.managed"] == "true" && labels["dev.dockside.node"] == f.node
+	return dd.Owned(labels, f.node)
 }
 
 // matches tells whether an object of this node has all the labels of match.
@@ -92,6 +92,20 @@ func (f *Driver) matches(labels, match map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// byNameOrID finds an object by its name (the key of objects) or by its whole ID, as Docker does; the
+// real driver refuses the ID prefixes Docker would also match, so the fake has none to offer.
+func byNameOrID[O any](objects map[string]*O, ref string, id func(*O) string) (*O, bool) {
+	if o, ok := objects[ref]; ok {
+		return o, true
+	}
+	for _, o := range objects {
+		if id(o) == ref {
+			return o, true
+		}
+	}
+	return nil, false
 }
 
 func copyLabels(l map[string]string) map[string]string {

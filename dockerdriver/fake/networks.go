@@ -3,10 +3,8 @@ package fake
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sort"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -23,12 +21,9 @@ func (f *Driver) EnsureNetwork(ctx context.Context, spec dd.NetworkSpec) (dd.Net
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		want := dd.Labels(f.node, spec.Owner, v1.RoleNetwork, "")
-		if spec.Subnet != "" {
-			want[v1.LabelSubnet] = spec.Subnet
-		}
+		want := dd.NetworkLabels(f.node, spec)
 		if n, ok := f.networks[spec.Name]; ok {
-			if !maps.Equal(n.info.Labels, want) {
+			if !dd.Adoptable(n.info.Labels, want) {
 				return dd.NetworkInfo{}, dd.NewError(dd.KindConflict, dd.PhaseNetwork, spec.Name, "the name is held by a network Dockside did not make for this owner")
 			}
 			return n.snapshot(), nil
@@ -48,7 +43,7 @@ func (f *Driver) ObserveNetwork(ctx context.Context, name string) (dd.NetworkInf
 	return call(f, ctx, OpObserveNetwork, name, func() (dd.NetworkInfo, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		n, ok := f.networks[name]
+		n, ok := f.network(name)
 		switch {
 		case !ok:
 			return dd.NetworkInfo{}, nil
@@ -64,7 +59,7 @@ func (f *Driver) RemoveNetwork(ctx context.Context, name string) error {
 	_, err := call(f, ctx, OpRemoveNetwork, name, func() (struct{}, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		n, ok := f.networks[name]
+		n, ok := f.network(name)
 		switch {
 		case !ok:
 			return struct{}{}, nil
@@ -72,11 +67,11 @@ func (f *Driver) RemoveNetwork(ctx context.Context, name string) error {
 			return struct{}{}, dd.NewError(dd.KindConflict, dd.PhaseRemove, name, "the network is not Dockside's on this node")
 		}
 		for _, c := range f.containers {
-			if c.spec.Network.Name == name && c.active() {
+			if attached, _ := f.network(c.spec.Network.Name); attached == n && c.active() {
 				return struct{}{}, dd.NewError(dd.KindConflict, dd.PhaseRemove, name, "Docker refused it in the current state")
 			}
 		}
-		delete(f.networks, name)
+		delete(f.networks, n.info.Name)
 		return struct{}{}, nil
 	})
 	return err
@@ -103,6 +98,11 @@ func (f *Driver) AddForeignNetwork(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.networks[name] = &network{info: dd.NetworkInfo{Exists: true, ID: "foreign-" + name, Name: name, ICC: true, Labels: map[string]string{}}}
+}
+
+// network finds a network by its name or its ID. Called with f.mu held.
+func (f *Driver) network(ref string) (*network, bool) {
+	return byNameOrID(f.networks, ref, func(n *network) string { return n.info.ID })
 }
 
 func (n *network) snapshot() dd.NetworkInfo {

@@ -2,7 +2,6 @@ package fake
 
 import (
 	"context"
-	"maps"
 	"sort"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -23,7 +22,7 @@ func (f *Driver) EnsureVolume(ctx context.Context, spec dd.VolumeSpec) (dd.Volum
 		defer f.mu.Unlock()
 		want := dd.Labels(f.node, spec.Owner, spec.Role, "")
 		if v, ok := f.volumes[spec.Name]; ok {
-			if !maps.Equal(v.info.Labels, want) {
+			if !dd.Adoptable(v.info.Labels, want) {
 				return dd.VolumeInfo{}, dd.NewError(dd.KindConflict, dd.PhaseVolume, spec.Name, "the name is held by a volume Dockside did not make for this owner")
 			}
 			return v.snapshot(), nil
@@ -87,6 +86,13 @@ func (f *Driver) ListVolumes(ctx context.Context, match map[string]string) ([]dd
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		return out, nil
 	})
+}
+
+// AddForeignVolume makes a volume of that name that Dockside did not create (no Dockside labels).
+func (f *Driver) AddForeignVolume(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.volumes[name] = &volume{info: dd.VolumeInfo{Exists: true, Name: name, Labels: map[string]string{}}, files: map[string]entry{}}
 }
 
 func (v *volume) snapshot() dd.VolumeInfo {
