@@ -23,8 +23,8 @@ const (
 // The deadline is enforced from the host by killing the whole container (SIGKILL through the daemon).
 // Killing only the exec's process tree is not enough: a process can stop its supervisor (SIGSTOP to its
 // parent), double-fork out of the tree onto the container's init, or race a tree walk with new forks. The
-// container's cgroup is the one boundary none of them can leave, and DESIGN.md already makes "a deadline,
-// a cancel or an uncertain result stops the container" the rule; recovery goes through a Checkpoint.
+// container's cgroup is the one boundary none of them can leave, and a deadline, a cancel or an uncertain
+// result stops the container anyway; recovery goes through a Checkpoint (docs/architecture.md, "Executions").
 func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecResult, error) {
 	if err := req.Validate(name); err != nil {
 		return ExecResult{}, err

@@ -40,7 +40,8 @@ type NetworkInfo struct {
 }
 
 // VolumeSpec is a workspace volume: a Docker local volume of type tmpfs with a size limit. Its content lives
-// only while a running container mounts it (hence the holder container, see DESIGN.md).
+// only while a running container mounts it (hence the holder container: docs/architecture.md, "Why the
+// holder exists").
 type VolumeSpec struct {
 	Name      string // see Name(owner, RoleWorkspace, "")
 	Owner     Owner
