@@ -1,3 +1,5 @@
+//go:build integration
+
 package dockerdriver_test
 
 import (
@@ -6,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -46,7 +48,7 @@ var _ = Describe("Connecting", func() {
 		Expect(img.User).To(Equal("nobody"))
 
 		o := newOwner("image-volume")
-		s := spec(o, v1.RolePrimary, "")
+		s := spec(o, dsv1alpha1.RolePrimary, "")
 		s.Image = ref
 		_, err = driver.EnsureContainer(ctx, s)
 		Expect(dd.IsInvalidSpec(err)).To(BeTrue(), "%v", err)
@@ -67,7 +69,7 @@ var _ = Describe("Connecting", func() {
 func volumeImage(ctx SpecContext) string {
 	GinkgoHelper()
 	ref := "dockside.dev/itest-volume:" + node
-	base, err := docker.ContainerCreate(ctx, &container.Config{Image: testImage, Labels: map[string]string{v1.LabelManaged: "true", v1.LabelNode: node}},
+	base, err := docker.ContainerCreate(ctx, &container.Config{Image: testImage, Labels: map[string]string{dsv1alpha1.LabelManaged: "true", dsv1alpha1.LabelNode: node}},
 		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { Expect(docker.ContainerRemove(ctx, base.ID, container.RemoveOptions{})).To(Succeed()) }()

@@ -1,3 +1,5 @@
+//go:build integration
+
 package dockerdriver_test
 
 import (
@@ -9,14 +11,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
 var _ = Describe("Containers", func() {
 	It("makes one container when several goroutines ensure it at once", func(ctx SpecContext) {
 		o := newOwner("race")
-		s := spec(o, v1.RolePrimary, "")
+		s := spec(o, dsv1alpha1.RolePrimary, "")
 		ids := make([]string, 4)
 		var wg sync.WaitGroup
 		for i := range ids {
@@ -31,14 +33,14 @@ var _ = Describe("Containers", func() {
 		}
 		wg.Wait()
 		Expect(ids[1:]).To(HaveEach(ids[0]))
-		list, err := driver.ListContainers(ctx, map[string]string{v1.LabelUID: o.UID})
+		list, err := driver.ListContainers(ctx, map[string]string{dsv1alpha1.LabelUID: o.UID})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(list).To(HaveLen(1))
 	})
 
 	It("adopts a container whose create answer was lost", func(ctx SpecContext) {
 		o := newOwner("lost-answer")
-		s := spec(o, v1.RolePrimary, "")
+		s := spec(o, dsv1alpha1.RolePrimary, "")
 		// The daemon made it (as our create would have), but the driver never heard back.
 		made, err := docker.ContainerCreate(ctx, &container.Config{Image: testImage, Labels: dd.Labels(node, o, s.Role, "")},
 			&container.HostConfig{NetworkMode: "none"}, nil, nil, s.Name)
@@ -50,7 +52,7 @@ var _ = Describe("Containers", func() {
 
 	It("never adopts a name held by a container of another owner", func(ctx SpecContext) {
 		o := newOwner("squatted")
-		s := spec(o, v1.RolePrimary, "")
+		s := spec(o, dsv1alpha1.RolePrimary, "")
 		other := o
 		other.UID = "another-" + o.UID
 		squatter, err := docker.ContainerCreate(ctx, &container.Config{Image: testImage, Labels: dd.Labels(node, other, s.Role, "")},
@@ -66,7 +68,7 @@ var _ = Describe("Containers", func() {
 
 	It("starts, observes, stops with a grace period and removes; missing things are not errors", func(ctx SpecContext) {
 		o := newOwner("lifecycle")
-		s := spec(o, v1.RolePrimary, "")
+		s := spec(o, dsv1alpha1.RolePrimary, "")
 		created, err := driver.EnsureContainer(ctx, s)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(created.State).To(Equal(dd.StateCreated))
@@ -99,7 +101,7 @@ var _ = Describe("Containers", func() {
 	})
 
 	It("stops a paused container", func(ctx SpecContext) {
-		s := spec(newOwner("paused-stop"), v1.RolePrimary, "")
+		s := spec(newOwner("paused-stop"), dsv1alpha1.RolePrimary, "")
 		run(ctx, s)
 		Expect(driver.PauseContainer(ctx, s.Name)).To(Succeed())
 		Expect(driver.StopContainer(ctx, s.Name, time.Second)).To(Succeed())
@@ -109,7 +111,7 @@ var _ = Describe("Containers", func() {
 	})
 
 	It("returns the last bytes of a finished container's output and counts the cut", func(ctx SpecContext) {
-		s := spec(newOwner("logs"), v1.RolePrimary, "", "sh", "-c", "head -c 5000 /dev/zero | tr '\\0' a; echo END")
+		s := spec(newOwner("logs"), dsv1alpha1.RolePrimary, "", "sh", "-c", "head -c 5000 /dev/zero | tr '\\0' a; echo END")
 		run(ctx, s)
 		Eventually(func() dd.ContainerState {
 			info, _ := driver.ObserveContainer(ctx, s.Name)
@@ -126,18 +128,18 @@ var _ = Describe("Containers", func() {
 	It("lists by labels, this node only", func(ctx SpecContext) {
 		o := newOwner("list")
 		for _, svc := range []string{"a", "b"} {
-			_, err := driver.EnsureContainer(ctx, spec(o, v1.RoleService, svc))
+			_, err := driver.EnsureContainer(ctx, spec(o, dsv1alpha1.RoleService, svc))
 			Expect(err).NotTo(HaveOccurred())
 		}
-		_, err := driver.EnsureContainer(ctx, spec(o, v1.RolePrimary, ""))
+		_, err := driver.EnsureContainer(ctx, spec(o, dsv1alpha1.RolePrimary, ""))
 		Expect(err).NotTo(HaveOccurred())
-		services, err := driver.ListContainers(ctx, map[string]string{v1.LabelUID: o.UID, v1.LabelRole: v1.RoleService})
+		services, err := driver.ListContainers(ctx, map[string]string{dsv1alpha1.LabelUID: o.UID, dsv1alpha1.LabelRole: dsv1alpha1.RoleService})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(services).To(HaveLen(2))
 
 		elsewhere, err := dd.New(ctx, dd.Options{Node: node + "-other"})
 		Expect(err).NotTo(HaveOccurred())
-		none, err := elsewhere.ListContainers(ctx, map[string]string{v1.LabelUID: o.UID})
+		none, err := elsewhere.ListContainers(ctx, map[string]string{dsv1alpha1.LabelUID: o.UID})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(none).To(BeEmpty())
 		_, err = elsewhere.ObserveContainer(ctx, services[0].Name)

@@ -1,3 +1,5 @@
+//go:build integration
+
 package dockerdriver_test
 
 import (
@@ -12,7 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -37,11 +39,11 @@ var _ = Describe("Events", func() {
 	It("reports start, pause, unpause, die with the exit code, and destroy, with the owner", func(ctx SpecContext) {
 		next := subscribe(ctx, driver)
 		o := newOwner("events")
-		s := spec(o, v1.RoleService, "db", "sh", "-c", "sleep 2; exit 3")
+		s := spec(o, dsv1alpha1.RoleService, "db", "sh", "-c", "sleep 2; exit 3")
 		run(ctx, s)
 		start := next(dd.EventStart, s.Name)
 		Expect(start.Owner).To(Equal(o))
-		Expect(start.Role).To(Equal(v1.RoleService))
+		Expect(start.Role).To(Equal(dsv1alpha1.RoleService))
 		Expect(start.Service).To(Equal("db"))
 		Expect(driver.PauseContainer(ctx, s.Name)).To(Succeed())
 		next(dd.EventPause, s.Name)
@@ -54,7 +56,7 @@ var _ = Describe("Events", func() {
 
 	It("reports an out-of-memory kill", func(ctx SpecContext) {
 		next := subscribe(ctx, driver)
-		s := spec(newOwner("oom"), v1.RolePrimary, "", "awk", `BEGIN { s = "x"; while (1) s = s s }`)
+		s := spec(newOwner("oom"), dsv1alpha1.RolePrimary, "", "awk", `BEGIN { s = "x"; while (1) s = s s }`)
 		s.Resources.MemoryBytes = 16 << 20
 		run(ctx, s)
 		next(dd.EventOOM, s.Name)
@@ -68,12 +70,12 @@ var _ = Describe("Events", func() {
 		next := subscribe(ctx, driver)
 		other, err := dd.New(ctx, dd.Options{Node: node + "-other"})
 		Expect(err).NotTo(HaveOccurred())
-		foreign := spec(dd.Owner{Namespace: "itest", Name: "foreign", UID: randomHex(8)}, v1.RolePrimary, "")
+		foreign := spec(dd.Owner{Namespace: "itest", Name: "foreign", UID: randomHex(8)}, dsv1alpha1.RolePrimary, "")
 		_, err = other.EnsureContainer(ctx, foreign)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx SpecContext) { Expect(other.RemoveContainer(ctx, foreign.Name)).To(Succeed()) })
 		Expect(other.StartContainer(ctx, foreign.Name)).To(Succeed())
-		mine := spec(newOwner("mine"), v1.RolePrimary, "")
+		mine := spec(newOwner("mine"), dsv1alpha1.RolePrimary, "")
 		run(ctx, mine)
 		// The first start seen is ours, although the foreign one started first.
 		Expect(next(dd.EventStart, "").Container).To(Equal(mine.Name))
@@ -86,13 +88,13 @@ var _ = Describe("Events", func() {
 		Expect(err).NotTo(HaveOccurred())
 		next := subscribe(ctx, viaProxy)
 		o := newOwner("resync")
-		before := spec(o, v1.RoleService, "before")
+		before := spec(o, dsv1alpha1.RoleService, "before")
 		run(ctx, before)
 		next(dd.EventStart, before.Name) // the stream is connected through the proxy
 
 		proxy.cut()
 		next(dd.EventResync, "")
-		after := spec(o, v1.RoleService, "after")
+		after := spec(o, dsv1alpha1.RoleService, "after")
 		run(ctx, after)
 		next(dd.EventStart, after.Name)
 	})

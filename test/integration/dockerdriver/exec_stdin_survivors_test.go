@@ -1,3 +1,5 @@
+//go:build integration
+
 package dockerdriver_test
 
 import (
@@ -7,14 +9,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
 var _ = Describe("Exec with stdin and KillSurvivors", func() {
 	var target dd.ContainerSpec
 	BeforeEach(func(ctx SpecContext) {
-		target = spec(newOwner("exec-in"), v1.RolePrimary, "")
+		target = spec(newOwner("exec-in"), dsv1alpha1.RolePrimary, "")
 		run(ctx, target)
 	})
 

@@ -1,3 +1,5 @@
+//go:build integration
+
 package dockerdriver_test
 
 import (
@@ -6,18 +8,18 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
 var _ = Describe("Hardening", func() {
 	It("is what Docker records for every container", func(ctx SpecContext) {
 		o := newOwner("hardening")
-		net, err := driver.EnsureNetwork(ctx, dd.NetworkSpec{Name: dd.Name(o, v1.RoleNetwork, ""), Owner: o, ICC: true})
+		net, err := driver.EnsureNetwork(ctx, dd.NetworkSpec{Name: dd.Name(o, dsv1alpha1.RoleNetwork, ""), Owner: o, ICC: true})
 		Expect(err).NotTo(HaveOccurred())
-		vol, err := driver.EnsureVolume(ctx, dd.VolumeSpec{Name: dd.Name(o, v1.RoleWorkspace, ""), Owner: o, Role: v1.RoleWorkspace, SizeBytes: 8 << 20})
+		vol, err := driver.EnsureVolume(ctx, dd.VolumeSpec{Name: dd.Name(o, dsv1alpha1.RoleWorkspace, ""), Owner: o, Role: dsv1alpha1.RoleWorkspace, SizeBytes: 8 << 20})
 		Expect(err).NotTo(HaveOccurred())
-		s := spec(o, v1.RoleService, "db")
+		s := spec(o, dsv1alpha1.RoleService, "db")
 		s.Network = dd.NetworkAttachment{Name: net.Name, Aliases: []string{"db", "database"}}
 		s.Mounts = []dd.VolumeMount{{Volume: vol.Name, Target: "/workspace"}}
 		s.Tmpfs = []dd.TmpfsMount{{Target: "/scratch", SizeBytes: 4 << 20}}
@@ -51,8 +53,8 @@ var _ = Describe("Hardening", func() {
 		}
 
 		Expect(c.Config.Labels).To(Equal(map[string]string{
-			v1.LabelManaged: "true", v1.LabelNode: node, v1.LabelNamespace: "itest", v1.LabelName: "hardening",
-			v1.LabelUID: o.UID, v1.LabelRole: v1.RoleService, v1.LabelService: "db", v1.LabelGeneration: "1",
+			dsv1alpha1.LabelManaged: "true", dsv1alpha1.LabelNode: node, dsv1alpha1.LabelNamespace: "itest", dsv1alpha1.LabelName: "hardening",
+			dsv1alpha1.LabelUID: o.UID, dsv1alpha1.LabelRole: dsv1alpha1.RoleService, dsv1alpha1.LabelService: "db", dsv1alpha1.LabelGeneration: "1",
 		}))
 		Expect(c.NetworkSettings.Networks[net.Name].Aliases).To(ContainElements("db", "database"))
 
@@ -65,7 +67,7 @@ var _ = Describe("Hardening", func() {
 
 	It("runs without any network when none is asked for", func(ctx SpecContext) {
 		o := newOwner("no-network")
-		s := spec(o, v1.RolePrimary, "")
+		s := spec(o, dsv1alpha1.RolePrimary, "")
 		info := run(ctx, s)
 		Expect(info.Network).To(BeEmpty())
 		c, err := docker.ContainerInspect(ctx, s.Name)
@@ -77,13 +79,13 @@ var _ = Describe("Hardening", func() {
 	It("refuses to join a network that is not Dockside's", func(ctx SpecContext) {
 		o := newOwner("host-network")
 		for _, name := range []string{"host", "bridge", "none"} {
-			s := spec(o, v1.RolePrimary, "")
+			s := spec(o, dsv1alpha1.RolePrimary, "")
 			s.Network.Name = name
 			_, err := driver.EnsureContainer(ctx, s)
 			Expect(dd.IsInvalidSpec(err)).To(BeTrue(), "network %s: %v", name, err)
 			Expect(dd.PhaseOf(err)).To(Equal(dd.PhaseNetwork))
 		}
-		s := spec(o, v1.RolePrimary, "")
+		s := spec(o, dsv1alpha1.RolePrimary, "")
 		s.Network.Name = "container:" + s.Name
 		_, err := driver.EnsureContainer(ctx, s)
 		Expect(err).To(HaveOccurred())
@@ -91,7 +93,7 @@ var _ = Describe("Hardening", func() {
 
 	It("refuses containers without limits", func(ctx SpecContext) {
 		o := newOwner("no-limits")
-		s := spec(o, v1.RolePrimary, "")
+		s := spec(o, dsv1alpha1.RolePrimary, "")
 		s.Resources.PIDs = 0
 		_, err := driver.EnsureContainer(ctx, s)
 		Expect(dd.IsInvalidSpec(err)).To(BeTrue())
@@ -100,7 +102,7 @@ var _ = Describe("Hardening", func() {
 
 	It("keeps secret environment values out of errors", func(ctx SpecContext) {
 		o := newOwner("secrets")
-		s := spec(o, v1.RolePrimary, "")
+		s := spec(o, dsv1alpha1.RolePrimary, "")
 		s.Image = "dockside.dev/never-built:nope"
 		s.Env = []dd.EnvVar{{Name: "TOKEN", Value: "s3cr3t-value"}}
 		_, err := driver.EnsureContainer(ctx, s)
@@ -109,7 +111,7 @@ var _ = Describe("Hardening", func() {
 		Expect(err.Error()).NotTo(ContainSubstring("s3cr3t-value"))
 
 		// A command that does not exist: Docker's start error quotes the container's config; ours does not.
-		s = spec(o, v1.RolePrimary, "", "/no/such/binary")
+		s = spec(o, dsv1alpha1.RolePrimary, "", "/no/such/binary")
 		s.Env = []dd.EnvVar{{Name: "TOKEN", Value: "s3cr3t-value"}}
 		_, err = driver.EnsureContainer(ctx, s)
 		Expect(err).NotTo(HaveOccurred())

@@ -1,3 +1,5 @@
+//go:build integration
+
 package dockerdriver_test
 
 import (
@@ -8,7 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -24,20 +26,20 @@ var _ = Describe("Networks", func() {
 	// ensureNet makes a network of owner o; purpose tells several networks of one owner apart.
 	ensureNet := func(ctx SpecContext, o dd.Owner, purpose string, internal, icc bool) dd.NetworkInfo {
 		GinkgoHelper()
-		n, err := driver.EnsureNetwork(ctx, dd.NetworkSpec{Name: dd.Name(o, v1.RoleNetwork, purpose), Owner: o, Internal: internal, ICC: icc})
+		n, err := driver.EnsureNetwork(ctx, dd.NetworkSpec{Name: dd.Name(o, dsv1alpha1.RoleNetwork, purpose), Owner: o, Internal: internal, ICC: icc})
 		Expect(err).NotTo(HaveOccurred())
 		return n
 	}
 	// attached is a container of o on network n with aliases.
 	attached := func(o dd.Owner, service string, n dd.NetworkInfo, cmd []string, aliases ...string) dd.ContainerSpec {
-		s := spec(o, v1.RoleService, service, cmd...)
+		s := spec(o, dsv1alpha1.RoleService, service, cmd...)
 		s.Network = dd.NetworkAttachment{Name: n.Name, Aliases: aliases}
 		return s
 	}
 
 	It("ensures, adopts, observes and removes a labelled bridge with a given subnet", func(ctx SpecContext) {
 		o := newOwner("bridge")
-		s := dd.NetworkSpec{Name: dd.Name(o, v1.RoleNetwork, ""), Owner: o, Internal: true, ICC: false,
+		s := dd.NetworkSpec{Name: dd.Name(o, dsv1alpha1.RoleNetwork, ""), Owner: o, Internal: true, ICC: false,
 			Subnet: "10.213.7.0/28", Gateway: "10.213.7.1"}
 		n, err := driver.EnsureNetwork(ctx, s)
 		Expect(err).NotTo(HaveOccurred())
@@ -51,8 +53,8 @@ var _ = Describe("Networks", func() {
 		Expect(raw.Internal).To(BeTrue())
 		Expect(raw.Options).To(HaveKeyWithValue("com.docker.network.bridge.enable_icc", "false"))
 		Expect(raw.IPAM.Config[0].Subnet).To(Equal("10.213.7.0/28"))
-		Expect(raw.Labels).To(HaveKeyWithValue(v1.LabelSubnet, "10.213.7.0/28"))
-		Expect(raw.Labels).To(HaveKeyWithValue(v1.LabelRole, v1.RoleNetwork))
+		Expect(raw.Labels).To(HaveKeyWithValue(dsv1alpha1.LabelSubnet, "10.213.7.0/28"))
+		Expect(raw.Labels).To(HaveKeyWithValue(dsv1alpha1.LabelRole, dsv1alpha1.RoleNetwork))
 
 		seen, err := driver.ObserveNetwork(ctx, s.Name)
 		Expect(err).NotTo(HaveOccurred())

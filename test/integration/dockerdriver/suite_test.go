@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package dockerdriver_test checks the real driver against the real Docker daemon, using the locally built
 // test image (hack/build-images.sh). Every test labels what it makes with this run's own node name, removes
 // it by label, and the suite ends by asserting nothing with that node label is left.
@@ -19,7 +21,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -57,12 +59,12 @@ var _ = AfterSuite(func() {
 	defer stop()
 	left := leftovers()
 	removeEverything()
-	Expect(left).To(BeEmpty(), "resources labelled %s=%s were left behind", v1.LabelNode, node)
+	Expect(left).To(BeEmpty(), "resources labelled %s=%s were left behind", dsv1alpha1.LabelNode, node)
 	Expect(leftovers()).To(BeEmpty())
 })
 
 func nodeFilter() filters.Args {
-	return filters.NewArgs(filters.Arg("label", v1.LabelNode+"="+node))
+	return filters.NewArgs(filters.Arg("label", dsv1alpha1.LabelNode+"="+node))
 }
 
 func leftovers() []string {
@@ -101,11 +103,12 @@ func removeEverything() {
 }
 
 // newOwner makes a fresh owner for one test and registers the removal, through the driver and by label,
-// of everything that owner gets: containers, then networks, then volumes (DESIGN.md's cleanup order).
+// of everything that owner gets: containers, then networks, then volumes, the agent's own cleanup order
+// (docs/architecture.md, "Deletion").
 func newOwner(name string) dd.Owner {
 	o := dd.Owner{Namespace: "itest", Name: name, UID: randomHex(8), Generation: 1}
 	DeferCleanup(func(ctx SpecContext) {
-		match := map[string]string{v1.LabelUID: o.UID}
+		match := map[string]string{dsv1alpha1.LabelUID: o.UID}
 		cs, err := driver.ListContainers(ctx, match)
 		Expect(err).NotTo(HaveOccurred())
 		for _, c := range cs {

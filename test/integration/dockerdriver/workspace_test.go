@@ -1,3 +1,5 @@
+//go:build integration
+
 package dockerdriver_test
 
 import (
@@ -10,7 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -19,21 +21,21 @@ var _ = Describe("Workspace volumes", func() {
 	var ws dd.VolumeInfo
 	var holder, primary dd.ContainerSpec
 
-	// Each spec gets a 1 MiB tmpfs workspace, held by a holder container (network none, tiny limits) as
-	// DESIGN.md describes, and a primary that mounts it.
+	// Each spec gets a 1 MiB tmpfs workspace, held by a holder container (network none, tiny limits) as the
+	// agent makes it (docs/architecture.md, "Why the holder exists"), and a primary that mounts it.
 	BeforeEach(func(ctx SpecContext) {
 		o = newOwner("workspace")
 		perSandbox := o
 		perSandbox.Generation = 0
 		var err error
-		ws, err = driver.EnsureVolume(ctx, dd.VolumeSpec{Name: dd.Name(perSandbox, v1.RoleWorkspace, ""), Owner: perSandbox, Role: v1.RoleWorkspace, SizeBytes: 1 << 20})
+		ws, err = driver.EnsureVolume(ctx, dd.VolumeSpec{Name: dd.Name(perSandbox, dsv1alpha1.RoleWorkspace, ""), Owner: perSandbox, Role: dsv1alpha1.RoleWorkspace, SizeBytes: 1 << 20})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ws.SizeBytes).To(Equal(int64(1 << 20)))
-		holder = spec(perSandbox, v1.RoleHolder, "", "sleep", "2147483647")
+		holder = spec(perSandbox, dsv1alpha1.RoleHolder, "", "sleep", "2147483647")
 		holder.Resources = dd.Resources{MemoryBytes: 8 << 20, NanoCPUs: 50_000_000, PIDs: 4}
 		holder.Mounts = []dd.VolumeMount{{Volume: ws.Name, Target: "/workspace"}}
 		run(ctx, holder)
-		primary = spec(o, v1.RolePrimary, "")
+		primary = spec(o, dsv1alpha1.RolePrimary, "")
 		primary.Mounts = []dd.VolumeMount{{Volume: ws.Name, Target: "/workspace"}}
 	})
 
