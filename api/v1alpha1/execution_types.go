@@ -2,6 +2,10 @@ package v1alpha1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+// MaxExecutionOutputBytes is the most output of one stream an Execution may keep (spec.maxOutputBytes), and
+// the node-wide ceiling an agent applies unless told a lower one.
+const MaxExecutionOutputBytes = 262144
+
 // ExecutionSpec is one command to run in a session Sandbox. It cannot change: an Execution is one run,
 // never retried; create a new Execution to run again.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="an Execution's spec cannot change after creation; create a new Execution instead"

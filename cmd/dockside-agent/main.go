@@ -15,7 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/dockside-dev/dockside/controllers"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/agent"
 )
@@ -43,7 +43,7 @@ func run() error {
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", true, "hold the Lease dockside-agent-<node-name>, so that two agents never act for one node")
 	flag.StringVar(&opts.LeaseNamespace, "lease-namespace", agent.DefaultLeaseNamespace, "namespace of the node's Lease")
 	flag.StringVar(&opts.CheckpointDir, "checkpoint-dir", agent.DefaultCheckpointDir, "folder of the node's Checkpoint archives (kept in <dir>/<node-name>); it must be writable; \"\" turns Checkpoints and restores off")
-	flag.IntVar(&opts.MaxExecOutputBytes, "max-exec-output-bytes", controllers.DefaultMaxExecOutputBytes, "node-wide ceiling of an Execution's maxOutputBytes, per stream (at most 262144)")
+	flag.IntVar(&opts.MaxExecOutputBytes, "max-exec-output-bytes", dsv1alpha1.MaxExecutionOutputBytes, "node-wide ceiling of an Execution's maxOutputBytes, per stream (at most 262144)")
 	flag.StringVar(&opts.TopologyPool, "topology-pool", agent.DefaultTopologyPool, "IPv4 range from which the networks of Sandboxes with services get their /28 subnets (4096 in a /16); agents sharing one Docker daemon are best given disjoint ranges")
 	flag.DurationVar(&opts.SweepPeriod, "sweep-period", time.Minute, "how often Docker is looked over for orphans and missed events")
 	zapOpts := zap.Options{}

@@ -28,7 +28,12 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/controllers"
+	"github.com/dockside-dev/dockside/controllers/checkpoint"
+	"github.com/dockside-dev/dockside/controllers/execution"
+	"github.com/dockside-dev/dockside/controllers/sandbox"
+	"github.com/dockside-dev/dockside/controllers/sandboxservice"
+	"github.com/dockside-dev/dockside/dockerdriver/metered"
+	"github.com/dockside-dev/dockside/internal/imagepuller"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
 )
@@ -119,8 +124,8 @@ func (o *Options) defaults() error {
 	setDefault(&o.DockerTimeout, time.Minute)
 	setDefault(&o.MinBackoff, 100*time.Millisecond)
 	setDefault(&o.MaxBackoff, time.Minute)
-	if o.MaxExecOutputBytes <= 0 || o.MaxExecOutputBytes > controllers.DefaultMaxExecOutputBytes {
-		o.MaxExecOutputBytes = controllers.DefaultMaxExecOutputBytes
+	if o.MaxExecOutputBytes <= 0 || o.MaxExecOutputBytes > dsv1alpha1.MaxExecutionOutputBytes {
+		o.MaxExecOutputBytes = dsv1alpha1.MaxExecutionOutputBytes
 	}
 	setDefault(&o.CaptureTimeout, 5*time.Minute)
 	setDefault(&o.ArchiveRecheck, time.Minute)
@@ -163,7 +168,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 
-	topologySubnets, err := controllers.NewTopologySubnets(opts.TopologyPool)
+	topologySubnets, err := sandbox.NewTopologySubnets(opts.TopologyPool)
 	if err != nil {
 		return nil, err
 	}
@@ -174,59 +179,60 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		}
 	}
 
-	driver := controllers.Instrument(opts.Driver, opts.DockerTimeout)
+	driver := metered.Wrap(opts.Driver, opts.DockerTimeout)
 	requeues := make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 1024)
-	freezes := &controllers.Freezes{}
-	execs := controllers.NewExecutionRuns()
-	wake := controllers.NewWakeups(ctx, requeues)
-	r := &controllers.SandboxReconciler{
+	freezes := &sandbox.Freezes{}
+	runs := execution.NewRuns()
+	wake := sandbox.NewWakeups(ctx, requeues)
+	verdicts := sandbox.NewVerdicts(wake.Now)
+	r := &sandbox.SandboxReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Driver: driver,
 		Recorder: mgr.GetEventRecorder("dockside-agent"),
-		Options: controllers.SandboxOptions{
+		Options: sandbox.SandboxOptions{
 			Node: opts.Node, Capacity: opts.Capacity, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 		},
 		Subnets:  topologySubnets,
-		Archives: store, Freezes: freezes, Execs: execs,
-		Images: controllers.NewImagePuller(ctx, driver, wake), Wake: wake,
+		Archives: store, Freezes: freezes, Commands: runs, Verdicts: verdicts,
+		Images: imagepuller.New(ctx, driver, wake.Now), Wake: wake,
 	}
-	if err := r.SetupWithManager(ctx, mgr, controllers.Watches{
+	if err := r.SetupWithManager(ctx, mgr, sandbox.Watches{
 		Unbound: unbound, Requeues: requeues, Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,
 	}); err != nil {
 		return nil, err
 	}
-	executions := &controllers.ExecutionReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: execs,
+	executions := &execution.ExecutionReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: runs, Verdicts: verdicts,
 		Recorder: mgr.GetEventRecorder("dockside-agent"),
-		Options:  controllers.ExecutionOptions{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
+		Options:  execution.ExecutionOptions{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
 	}
-	if err := executions.SetupWithManager(ctx, mgr, controllers.ExecutionWatches{
+	if err := executions.SetupWithManager(ctx, mgr, execution.ExecutionWatches{
 		Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,
 	}); err != nil {
 		return nil, err
 	}
-	services := &controllers.SandboxServiceReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), SpecRetry: opts.SpecRetry}
+	services := &sandboxservice.SandboxServiceReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), SpecRetry: opts.SpecRetry}
 	if err := services.SetupWithManager(mgr, unbound); err != nil {
 		return nil, err
 	}
 	if store != nil {
-		checkpoints := &controllers.CheckpointReconciler{
+		checkpoints := &checkpoint.CheckpointReconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Store: store,
-			Freezes: freezes, Requeues: requeues, Recorder: mgr.GetEventRecorder("dockside-agent"),
-			Options: controllers.CheckpointOptions{Node: opts.Node, CaptureTimeout: opts.CaptureTimeout, RecheckPeriod: opts.ArchiveRecheck},
+			Freezes: freezes, Wake: wake.Now, Recorder: mgr.GetEventRecorder("dockside-agent"),
+			Options: checkpoint.CheckpointOptions{Node: opts.Node, CaptureTimeout: opts.CaptureTimeout, RecheckPeriod: opts.ArchiveRecheck},
 		}
 		if err := checkpoints.SetupWithManager(ctx, mgr, opts.Workers); err != nil {
 			return nil, err
 		}
 	}
-	sweeper := controllers.NewSweeper(r, opts.SweepPeriod, requeues)
+	sweeper := sandbox.NewSweeper(r, opts.SweepPeriod, requeues)
 	if err := mgr.Add(sweeper); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(&controllers.DockerEvents{Driver: driver, Out: requeues, Resync: sweeper.Kick}); err != nil {
+	if err := mgr.Add(&sandbox.DockerEvents{Driver: driver, Out: requeues, Resync: sweeper.Kick}); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(registered(controllers.NewPhaseCollector(opts.Node, mgr.GetCache()))); err != nil {
+	if err := mgr.Add(registered(sandbox.NewPhaseCollector(opts.Node, mgr.GetCache()))); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -1,0 +1,178 @@
+package checkpoint
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/controllers/sandbox"
+	"github.com/dockside-dev/dockside/controllers/status"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// thawTimeout bounds the thaw after a capture; it runs even when the pass's context has ended, since a
+// Sandbox must never stay frozen because its capture was cut short.
+const thawTimeout = 30 * time.Second
+
+// errNotRunning: the primary is neither running nor paused, so there is no live workspace to capture.
+var errNotRunning = errors.New("the primary container is not running")
+
+// capture freezes the Sandbox's primary if it runs (a paused one stays paused), copies the workspace (or
+// the listed paths) out through the workspace holder into a temporary file, thaws, and only then hashes and
+// stores the archive: the Sandbox is frozen for the copy alone, and the archive is streamed, never held in
+// memory.
+func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
+	if !r.Freezes.Hold(sbx.UID) {
+		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil // another Checkpoint of this Sandbox is being captured
+	}
+	start := time.Now()
+	f, err := r.Store.Create()
+	if err != nil {
+		r.Freezes.Release(sbx.UID)
+		return ctrl.Result{}, err
+	}
+	frozen, err := r.copyOut(ctx, sbx, ckpt.Spec.Paths, f)
+	r.Freezes.Release(sbx.UID)
+	r.Wake(client.ObjectKeyFromObject(sbx)) // its lifecycle was left alone meanwhile
+	if err != nil {
+		r.Store.Discard(f)
+		return r.captureFailed(ckpt, sbx, err)
+	}
+	a, err := r.Store.Commit(f, string(ckpt.UID))
+	if err != nil {
+		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "storing the archive on node %s failed: %v", r.Options.Node, err)
+		return ctrl.Result{}, nil
+	}
+	st := &ckpt.Status
+	now := time.Now()
+	st.Digest, st.SizeBytes = a.Digest, a.Size
+	st.CapturedAt = &metav1.Time{Time: now}
+	st.CaptureDuration = &metav1.Duration{Duration: now.Sub(start).Round(time.Millisecond)}
+	st.FrozenDuration = &metav1.Duration{Duration: frozen.Round(time.Millisecond)}
+	msg := fmt.Sprintf("workspace of Sandbox %q stored on node %s (%d bytes)", sbx.Name, r.Options.Node, a.Size)
+	setPhase(ckpt, dsv1alpha1.CheckpointReady, dsv1alpha1.ReasonSucceeded, msg)
+	r.event(ckpt, false, EventCaptured, "Capture", "%s in %s, the Sandbox frozen for %s", msg, st.CaptureDuration.Duration, st.FrozenDuration.Duration)
+	ctrl.LoggerFrom(ctx).Info("Captured", "digest", a.Digest, "bytes", a.Size,
+		"duration", st.CaptureDuration.Duration, "frozen", st.FrozenDuration.Duration)
+	return ctrl.Result{RequeueAfter: r.Options.RecheckPeriod}, nil
+}
+
+// captureFailed fails the Checkpoint for good, saying which part failed, except when Docker could not be
+// reached (nothing happened): that is retried with backoff.
+func (r *CheckpointReconciler) captureFailed(ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox, err error) (ctrl.Result, error) {
+	switch {
+	case dd.IsUnavailable(err):
+		r.wait(ckpt, dsv1alpha1.CheckpointCapturing, dsv1alpha1.ReasonDockerUnavailable, "Docker did not answer; retrying")
+		return ctrl.Result{}, err
+	case errors.Is(err, errNotRunning):
+		r.fail(ckpt, dsv1alpha1.ReasonSandboxNotRunning, "the primary container of Sandbox %q is not running", sbx.Name)
+	default:
+		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "capturing the workspace of Sandbox %q failed: %v", sbx.Name, err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// copyOut writes the workspace's archive to w with the primary frozen, and says how long it was frozen (0
+// when it was paused already). The copy is bounded by CaptureTimeout; the thaw happens whatever the copy did.
+func (r *CheckpointReconciler) copyOut(ctx context.Context, sbx *dsv1alpha1.Sandbox, paths []string, w io.Writer) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.Options.CaptureTimeout)
+	defer cancel()
+	names := sandbox.NamesOf(sbx)
+	primary, holder := names.Primary(), names.Holder()
+
+	c, err := r.Driver.ObserveContainer(ctx, primary)
+	switch {
+	case err != nil:
+		return 0, err
+	case c.State == dd.StatePaused:
+		return 0, copyWorkspace(ctx, r.Driver, holder, paths, w)
+	case c.State != dd.StateRunning:
+		return 0, errNotRunning
+	}
+	start := time.Now()
+	if err := r.Driver.PauseContainer(ctx, primary); err != nil {
+		return 0, fmt.Errorf("freezing the primary: %w", err)
+	}
+	err = copyWorkspace(ctx, r.Driver, holder, paths, w)
+	thawCtx, cancelThaw := context.WithTimeout(context.WithoutCancel(ctx), thawTimeout)
+	defer cancelThaw()
+	if thawErr := r.Driver.UnpauseContainer(thawCtx, primary); thawErr != nil {
+		err = errors.Join(err, fmt.Errorf("thawing the primary: %w", thawErr))
+	}
+	return time.Since(start), err
+}
+
+// copyWorkspace streams the holder's workspace to w as one tar archive with names relative to the
+// workspace: the whole of it as Docker sends it, or each listed path under its own place in the workspace
+// (Docker names a copied path by its last element only).
+func copyWorkspace(ctx context.Context, d dd.Driver, holder string, paths []string, w io.Writer) error {
+	if len(paths) == 0 {
+		rc, err := d.CopyFrom(ctx, holder, sandbox.HolderMountPath+"/.")
+		if err != nil {
+			return fmt.Errorf("copying the workspace out: %w", err)
+		}
+		defer rc.Close()
+		_, err = io.Copy(w, rc)
+		return err
+	}
+	tw := tar.NewWriter(w)
+	for _, p := range paths {
+		p = path.Clean(p)
+		rc, err := d.CopyFrom(ctx, holder, path.Join(sandbox.HolderMountPath, p))
+		if dd.IsNotFound(err) {
+			return fmt.Errorf("path %q is not in the workspace", p)
+		}
+		if err != nil {
+			return fmt.Errorf("copying path %q out: %w", p, err)
+		}
+		err = retar(tw, rc, path.Dir(p))
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("copying path %q out: %w", p, err)
+		}
+	}
+	return tw.Close()
+}
+
+// retar copies every entry of the tar stream r into tw, placed under dir.
+func retar(tw *tar.Writer, r io.Reader, dir string) error {
+	tr := tar.NewReader(r)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		hdr.Name = path.Join(dir, hdr.Name) + trailingSlash(hdr.Name)
+		if hdr.Typeflag == tar.TypeLink { // a hard link names another entry of the same stream
+			hdr.Linkname = path.Join(dir, hdr.Linkname)
+		}
+		delete(hdr.PAXRecords, "path") // the header's own fields say it now
+		delete(hdr.PAXRecords, "linkpath")
+		hdr.Format = tar.FormatUnknown // a longer name may need PAX
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			return err
+		}
+	}
+}
+
+func trailingSlash(name string) string {
+	if len(name) > 0 && name[len(name)-1] == '/' {
+		return "/"
+	}
+	return ""
+}

@@ -1,0 +1,52 @@
+package checkpoint
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// SetupWithManager wires the reconciler: every Checkpoint (a Checkpoint not yet taken on belongs to no node),
+// and this node's Sandboxes, whose changes move their Checkpoints on. workers captures run at once.
+func (r *CheckpointReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
+	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Checkpoint{}, dsv1alpha1.FieldCheckpointSandboxName, func(o client.Object) []string {
+		return []string{o.(*dsv1alpha1.Checkpoint).Spec.SandboxName}
+	})
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("checkpoint").
+		For(&dsv1alpha1.Checkpoint{}).
+		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.checkpointsOf)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// checkpointsOf maps a Sandbox to the Checkpoints it matters to: those of it still to be captured, and the
+// one it restores from (whose restore may have found its archive damaged).
+func (r *CheckpointReconciler) checkpointsOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	sbx := obj.(*dsv1alpha1.Sandbox)
+	var out []reconcile.Request
+	if sbx.Spec.RestoreFrom != "" {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: sbx.Namespace, Name: sbx.Spec.RestoreFrom}})
+	}
+	var list dsv1alpha1.CheckpointList
+	if err := r.List(ctx, &list, client.InNamespace(sbx.Namespace),
+		client.MatchingFields{dsv1alpha1.FieldCheckpointSandboxName: sbx.Name}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the Checkpoints of a Sandbox", "sandbox", sbx.Name)
+		return out
+	}
+	for _, ckpt := range list.Items {
+		if ckpt.Status.Phase != dsv1alpha1.CheckpointReady && ckpt.Status.Phase != dsv1alpha1.CheckpointFailed {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ckpt)})
+		}
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+package execution
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/controllers/sandbox"
+)
+
+// reconcileQueued keeps a waiting Execution Queued, fails it when its Sandbox can never run it, or, when it is
+// first in its Sandbox's queue and the Sandbox is Ready, records it Running and returns where to run it.
+func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (*sandbox.Names, error) {
+	st := &ex.Status
+	st.NodeName = r.Options.Node
+	if st.QueueTime == nil {
+		st.QueueTime = r.arrival(ex)
+	}
+	if sbx == nil {
+		settle(ex, dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonSandboxNotReady, fmt.Sprintf("Sandbox %s no longer exists", ex.Spec.SandboxName))
+		return nil, nil
+	}
+	if refuse, wait := admit(ex, sbx); refuse != "" || wait != "" {
+		r.refuseOrWait(ex, refuse, wait)
+		return nil, nil
+	}
+	if first, err := r.ahead(ctx, ex, sbx); err != nil || first != "" {
+		queued(ex, fmt.Sprintf("waiting for Execution %s to finish first", first))
+		return nil, err
+	}
+	// The cache may lag behind the Sandbox: start only in one that is Ready now, in the topology it is
+	// Ready in.
+	live := &dsv1alpha1.Sandbox{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sbx), live); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if refuse, wait := admit(ex, live); live.UID != sbx.UID || refuse != "" || wait != "" {
+		queued(ex, "waiting for the Sandbox's latest state")
+		return nil, nil // the Sandbox's watch event brings the next pass
+	}
+	now := metav1.NowMicro()
+	st.Phase, st.StartTime, st.TopologyGeneration = dsv1alpha1.ExecutionRunning, &now, live.Status.TopologyGeneration
+	setExecutionConditions(ex, dsv1alpha1.ReasonRunning, "the command is running")
+	target := sandbox.NamesOf(live)
+	return &target, nil
+}
+
+// admit says whether the Sandbox can run the Execution: refuse says why it never will, wait what it is still
+// doing while it may later; both are empty when it can now.
+func admit(ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (refuse, wait string) {
+	ready := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionReady)
+	stalled := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionStalled)
+	switch owner := sandboxOwner(ex); {
+	case owner != "" && owner != sbx.UID:
+		return fmt.Sprintf("the Sandbox %s it was created for was deleted", sbx.Name), ""
+	case !sbx.DeletionTimestamp.IsZero():
+		return fmt.Sprintf("Sandbox %s is being deleted", sbx.Name), ""
+	case len(sbx.Spec.Command) > 0:
+		return fmt.Sprintf("Sandbox %s is a run (it has a command); Executions run only in session Sandboxes", sbx.Name), ""
+	case sbx.Status.ObservedGeneration != sbx.Generation:
+		return "", "its agent has not yet acted on its latest spec"
+	case stalled != nil && stalled.Status == metav1.ConditionTrue:
+		return fmt.Sprintf("Sandbox %s cannot run commands: %s", sbx.Name, stalled.Message), ""
+	case ready != nil && ready.Status == metav1.ConditionTrue && sbx.Status.Phase == dsv1alpha1.SandboxRunning:
+		return "", ""
+	case ready != nil:
+		return "", fmt.Sprintf("it is %s: %s", sbx.Status.Phase, ready.Message)
+	}
+	return "", "it has not started yet"
+}
+
+func (r *ExecutionReconciler) refuseOrWait(ex *dsv1alpha1.Execution, refuse, wait string) {
+	if refuse != "" {
+		settle(ex, dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonSandboxNotReady, refuse+"; the command did not run")
+		return
+	}
+	queued(ex, fmt.Sprintf("waiting for Sandbox %s to be Ready: %s", ex.Spec.SandboxName, wait))
+}
+
+// ahead names the Execution this one waits for: one running in the Sandbox, or the first one queued before
+// it; "" when it is first.
+func (r *ExecutionReconciler) ahead(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (string, error) {
+	if name := r.Runs.runningIn(sbx.UID); name != "" {
+		return name, nil
+	}
+	var list dsv1alpha1.ExecutionList
+	if err := r.List(ctx, &list, client.InNamespace(ex.Namespace), client.MatchingFields{dsv1alpha1.FieldExecutionSandboxName: sbx.Name}); err != nil {
+		return "", err
+	}
+	first := ex
+	for i := range list.Items {
+		other := &list.Items[i]
+		switch owner := sandboxOwner(other); {
+		case other.UID == ex.UID || finished(other) || !other.DeletionTimestamp.IsZero() || (owner != "" && owner != sbx.UID):
+			continue
+		case other.Status.Phase == dsv1alpha1.ExecutionRunning:
+			return other.Name, nil
+		case queuedBefore(other, first, r.seen):
+			first = other
+		}
+	}
+	if first == ex {
+		return "", nil
+	}
+	return first.Name, nil
+}
+
+// queuedBefore orders a Sandbox's queue by creation: creationTimestamp first (whole seconds), then the time
+// the agent saw each Execution arrive (the watch delivers creations in order), then the name. One whose
+// arrival the agent does not know comes after those it does within the same second.
+func queuedBefore(a, b *dsv1alpha1.Execution, seen func(*dsv1alpha1.Execution) *metav1.MicroTime) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	switch qa, qb := seen(a), seen(b); {
+	case qa != nil && qb != nil && !qa.Equal(qb):
+		return qa.Before(qb)
+	case (qa == nil) != (qb == nil):
+		return qa != nil
+	}
+	return a.Name < b.Name
+}
+
+// seen is when the agent saw the Execution arrive: its stamp, or the arrival noted before it was stamped.
+func (r *ExecutionReconciler) seen(ex *dsv1alpha1.Execution) *metav1.MicroTime {
+	if ex.Status.QueueTime != nil {
+		return ex.Status.QueueTime
+	}
+	if t, ok := r.arrivals.Load(ex.UID); ok {
+		at := t.(metav1.MicroTime)
+		return &at
+	}
+	return nil
+}
+
+// arrival is when the watch delivered the Execution to this agent, or now if it did not note it.
+func (r *ExecutionReconciler) arrival(ex *dsv1alpha1.Execution) *metav1.MicroTime {
+	if at := r.seen(ex); at != nil {
+		return at
+	}
+	now := metav1.NowMicro()
+	return &now
+}
+
+// noteArrival remembers when an Execution the agent has not stamped yet arrived, and forgets it once stamped.
+func (r *ExecutionReconciler) noteArrival(ex *dsv1alpha1.Execution) {
+	if ex.Status.QueueTime != nil {
+		r.arrivals.Delete(ex.UID)
+		return
+	}
+	r.arrivals.LoadOrStore(ex.UID, metav1.NowMicro())
+}
+
+// ensureOwner makes the Sandbox the Execution's controlling owner, so that a cluster's garbage collector
+// deletes it with its Sandbox. Clients usually set it at creation; this covers those that do not.
+func (r *ExecutionReconciler) ensureOwner(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) error {
+	if sandboxOwner(ex) != "" {
+		return nil
+	}
+	before := ex.DeepCopy()
+	if err := controllerutil.SetControllerReference(sbx, ex, r.Scheme()); err != nil {
+		return err
+	}
+	return r.Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+// sandboxOwner is the UID of the Sandbox that owns the Execution, "" when none does yet.
+func sandboxOwner(ex *dsv1alpha1.Execution) types.UID {
+	for _, ref := range ex.OwnerReferences {
+		if ref.Kind == "Sandbox" && ref.APIVersion == dsv1alpha1.GroupVersion.String() {
+			return ref.UID
+		}
+	}
+	return ""
+}

@@ -1,0 +1,162 @@
+package execution
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/controllers/sandbox"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// recordTimeout bounds writing a run's outcome, which happens even when the run was cancelled.
+const recordTimeout = 30 * time.Second
+
+// launch runs the command of an Execution recorded Running, in the background: the pass that started it
+// ends at once. The run lasts until the command ends, its deadline passes, the Execution is deleted or the
+// agent stops, and then records its own outcome.
+func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, t sandbox.Names) {
+	key := client.ObjectKeyFromObject(ex)
+	ctx, cancel := context.WithCancel(r.base)
+	r.Runs.start(key, execRun{uid: ex.UID, sandbox: t.UID, cancel: cancel})
+	log := ctrl.Log.WithName("execution").WithValues("execution", key, "sandbox", t.Sandbox.Name)
+	go func() {
+		defer r.notifyEnded(ex) // after end: the passes it brings see the Sandbox free
+		defer r.Runs.end(key)
+		defer cancel()
+		log.V(1).Info("Running the command")
+		res, err := r.Driver.Exec(ctx, t.Primary(), r.request(ex))
+		v := judge(ex, res, err, r.base.Err() != nil)
+		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer done()
+		if v.poison != "" {
+			if v.stop {
+				if err := r.Driver.StopContainer(rctx, t.Primary(), 0); err != nil {
+					log.Error(err, "Stopping the Sandbox's container after a lost run; the Sandbox reconciler retries")
+				}
+			}
+			if err := r.poisonSandbox(rctx, ex, t, v.poison, v.message); err != nil {
+				log.Error(err, "Marking the Sandbox TopologyPoisoned")
+			}
+		}
+		if err := r.record(rctx, ex, v, res); err != nil {
+			log.Error(err, "Recording the outcome")
+		}
+		log.V(1).Info("Finished", "reason", v.reason)
+	}()
+}
+
+// notifyEnded brings a pass for an Execution whose run has ended, which moves its Sandbox's queue along:
+// passes that ran while the run was still recording its outcome left both alone.
+func (r *ExecutionReconciler) notifyEnded(ex *dsv1alpha1.Execution) {
+	select {
+	case r.ended <- event.GenericEvent{Object: ex}:
+	case <-r.base.Done(): // the agent stops; its successor looks at everything anyway
+	}
+}
+
+// request is the driver's exec for the Execution: the command's output is capped at the lower of its
+// maxOutputBytes and the node's ceiling, and nothing it starts may outlive it.
+func (r *ExecutionReconciler) request(ex *dsv1alpha1.Execution) dd.ExecRequest {
+	spec := ex.Spec
+	req := dd.ExecRequest{
+		Command: spec.Command, WorkingDir: spec.WorkingDir, KillSurvivors: true,
+		Timeout:     time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second,
+		OutputLimit: min(int(spec.MaxOutputBytes), r.Options.MaxOutputBytes),
+	}
+	if spec.MaxOutputBytes == 0 {
+		req.OutputLimit = min(65536, r.Options.MaxOutputBytes)
+	}
+	if spec.TimeoutSeconds == 0 {
+		req.Timeout = time.Minute
+	}
+	for _, e := range spec.Env {
+		req.Env = append(req.Env, dd.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	if spec.Stdin != "" {
+		req.Stdin = []byte(spec.Stdin)
+	}
+	return req
+}
+
+// verdict is how a run ended, for the Execution and, when the agent killed (or could not vouch for) the
+// Sandbox's container, for the Sandbox too.
+type verdict struct {
+	phase    dsv1alpha1.ExecutionPhase
+	reason   string
+	message  string
+	exitCode *int32
+	poison   string // TopologyPoisoned reason for the Sandbox; "" leaves it alone
+	stop     bool   // the container may still run: stop it
+}
+
+// judge reads the driver's result. Nothing is ever retried: a command that may have run has run.
+func judge(ex *dsv1alpha1.Execution, res dd.ExecResult, err error, agentStopping bool) verdict {
+	failed := func(reason, format string, args ...any) verdict {
+		return verdict{phase: dsv1alpha1.ExecutionFailed, reason: reason, message: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case res.Reason == dd.ExecDeadlineExceeded:
+		v := failed(dsv1alpha1.ReasonDeadlineExceeded, "Execution %s ran past timeoutSeconds (%ds): the Sandbox's container was killed", ex.Name, ex.Spec.TimeoutSeconds)
+		v.poison = dsv1alpha1.ReasonDeadlineExceeded
+		return v
+	case res.Reason == dd.ExecCanceled:
+		why := "was deleted while its command ran"
+		if agentStopping {
+			why = "was running when its agent stopped"
+		}
+		v := failed(dsv1alpha1.ReasonCanceled, "Execution %s %s: the Sandbox's container was killed", ex.Name, why)
+		v.poison = dsv1alpha1.ReasonCanceled
+		return v
+	case dd.IsNotFound(err) || dd.IsConflict(err) || dd.IsUnavailable(err):
+		return failed(dsv1alpha1.ReasonSandboxNotReady, "the command did not run: %v", err)
+	case dd.IsInvalidSpec(err):
+		return failed(dsv1alpha1.ReasonError, "the command was refused: %v", err)
+	case err != nil:
+		v := failed(dsv1alpha1.ReasonLost, "Execution %s: the outcome is unknown (%v); the Sandbox's container is stopped", ex.Name, err)
+		v.poison, v.stop = dsv1alpha1.ReasonLost, true
+		return v
+	}
+	code := int32(res.ExitCode)
+	v := verdict{phase: dsv1alpha1.ExecutionSucceeded, reason: dsv1alpha1.ReasonCompleted, exitCode: &code,
+		message: fmt.Sprintf("the command exited with code %d", code)}
+	switch {
+	case res.StdoutCut > 0 || res.StderrCut > 0:
+		v.phase, v.reason = dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonOutputLimitExceeded
+		v.message += fmt.Sprintf("; output past the cap was cut (%d bytes of stdout, %d of stderr)", res.StdoutCut, res.StderrCut)
+	case code != 0:
+		v.phase, v.reason = dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonError
+	}
+	if res.Survivors > 0 {
+		v.message += fmt.Sprintf("; it left %d processes running, so the Sandbox's container was killed", res.Survivors)
+		v.poison = dsv1alpha1.ReasonLeftoverProcesses
+	}
+	return v
+}
+
+// record writes a run's outcome and output onto the Execution, unless it is gone (deleted, cancelled) or
+// replaced by another of the same name.
+func (r *ExecutionReconciler) record(ctx context.Context, launched *dsv1alpha1.Execution, v verdict, res dd.ExecResult) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		ex := &dsv1alpha1.Execution{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(launched), ex); err != nil || ex.UID != launched.UID {
+			return client.IgnoreNotFound(err)
+		}
+		before := ex.DeepCopy()
+		st := &ex.Status
+		st.ExitCode, st.SandboxKilled = v.exitCode, v.poison != ""
+		st.Stdout, st.StdoutTruncatedBytes, st.Stderr, st.StderrTruncatedBytes = keptOutput(res)
+		settle(ex, v.phase, v.reason, v.message)
+		err := r.Status().Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			r.announce(ex)
+		}
+		return client.IgnoreNotFound(err)
+	})
+}

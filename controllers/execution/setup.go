@@ -1,0 +1,118 @@
+package execution
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// ExecutionWatches are how many Executions the reconciler looks at once and how it backs off.
+type ExecutionWatches struct {
+	Workers    int
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// SetupWithManager wires the reconciler: Executions (with when each arrived, and their Sandbox's queue moving
+// on when one ends or goes) and this node's Sandboxes (whose queues move when they turn Ready or go). Commands
+// run under ctx; when the manager stops, it waits for the runs to record their outcome.
+func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, w ExecutionWatches) error {
+	r.base, r.ended = ctx, make(chan event.GenericEvent, 64)
+	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Execution{}, dsv1alpha1.FieldExecutionSandboxName, func(o client.Object) []string {
+		return []string{o.(*dsv1alpha1.Execution).Spec.SandboxName}
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		r.Runs.Wait()
+		return nil
+	})); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("execution").
+		Watches(&dsv1alpha1.Execution{}, r.executionEvents()).
+		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.queueOf)).
+		WatchesRawSource(source.Channel(r.ended, r.executionEvents())).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: w.Workers,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](w.MinBackoff, w.MaxBackoff),
+		}).
+		Complete(r)
+}
+
+// executionEvents enqueues each Execution that changes, notes when new ones arrive (their creation order),
+// and moves the queue of a Sandbox along when one of its Executions changes phase, goes, or ends its run.
+func (r *ExecutionReconciler) executionEvents() handler.Funcs {
+	enqueue := func(q queue, o client.Object) {
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
+			r.noteArrival(e.Object.(*dsv1alpha1.Execution))
+			enqueue(q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
+			ex := e.ObjectNew.(*dsv1alpha1.Execution)
+			r.noteArrival(ex)
+			enqueue(q, ex)
+			if e.ObjectOld.(*dsv1alpha1.Execution).Status.Phase != ex.Status.Phase {
+				r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
+			r.arrivals.Delete(e.Object.GetUID())
+			enqueue(q, e.Object)
+			if ex, ok := e.Object.(*dsv1alpha1.Execution); ok {
+				r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
+			}
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) { // a run ended
+			ex := e.Object.(*dsv1alpha1.Execution)
+			enqueue(q, ex)
+			r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
+		},
+	}
+}
+
+// enqueueQueue enqueues the unfinished Executions of a Sandbox.
+func (r *ExecutionReconciler) enqueueQueue(ctx context.Context, q queue, namespace, sandbox string) {
+	for _, req := range r.unfinished(ctx, namespace, sandbox) {
+		q.Add(req)
+	}
+}
+
+// queueOf maps a Sandbox of this node to its unfinished Executions.
+func (r *ExecutionReconciler) queueOf(ctx context.Context, sbx client.Object) []reconcile.Request {
+	return r.unfinished(ctx, sbx.GetNamespace(), sbx.GetName())
+}
+
+func (r *ExecutionReconciler) unfinished(ctx context.Context, namespace, sandbox string) []reconcile.Request {
+	var list dsv1alpha1.ExecutionList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{dsv1alpha1.FieldExecutionSandboxName: sandbox}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the Executions of a Sandbox", "sandbox", sandbox)
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if !finished(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}

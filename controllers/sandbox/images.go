@@ -1,0 +1,221 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/imagepuller"
+)
+
+// Events of image pulls.
+const (
+	EventPulling    = "Pulling"    // a pull this Sandbox waits on started (or it joined one under way)
+	EventPulled     = "Pulled"     // that pull ended with the image on the node
+	EventPullFailed = "PullFailed" // that pull failed; another follows after a backoff
+)
+
+// imageNeed is one image the topology still has to make a container from.
+type imageNeed struct {
+	what   string // whose image it is, for people: "the primary container", "service db"
+	image  string
+	policy dsv1alpha1.PullPolicy
+	secret *dsv1alpha1.LocalObjectReference
+	spec   dd.ContainerSpec // the container it is for, whose mounts must cover its VOLUMEs
+}
+
+// ensureImages makes sure, before anything of a new topology is built, that every image it still needs is
+// on the node as its pull policy wants, pinned when the node requires it, of the digest it is pinned to,
+// and with each VOLUME it declares covered. Pulls run in the background (ImagePuller), all at once; the
+// pass waits for them without holding a worker, and is woken as they move on. A refusal the spec must fix
+// is Stalled at once; the startup deadline then ends the start (see enforceStartupDeadline).
+func (r *SandboxReconciler) ensureImages(ctx context.Context, s *scope) (bool, error) {
+	if s.started() {
+		return false, nil // its images served their purpose
+	}
+	var blocked *outcome
+	for _, n := range r.imageNeeds(s) {
+		wait, stop, err := r.ensureImage(ctx, s, n)
+		if stop || err != nil {
+			return stop, err
+		}
+		if wait != nil && blocked == nil {
+			blocked = wait
+		}
+	}
+	if blocked != nil {
+		s.outcome = *blocked
+		return true, nil
+	}
+	return false, nil
+}
+
+// imageNeeds lists, in start order, the images of the containers of this topology generation not made yet.
+func (r *SandboxReconciler) imageNeeds(s *scope) []imageNeed {
+	var out []imageNeed
+	for _, svc := range s.services {
+		if svc == nil || s.containers[s.serviceName(svc.Name)].Exists {
+			continue
+		}
+		out = append(out, imageNeed{what: "service " + svc.Name, image: svc.Spec.Image, policy: svc.Spec.ImagePullPolicy,
+			secret: svc.Spec.ImagePullSecret, spec: r.serviceSpec(s, svc)})
+	}
+	if !s.containers[s.primaryName()].Exists {
+		spec := s.sbx.Spec
+		out = append(out, imageNeed{what: "the primary container", image: spec.Image, policy: spec.ImagePullPolicy,
+			secret: spec.ImagePullSecret, spec: r.primarySpec(s)})
+	}
+	return out
+}
+
+// ensureImage checks one image. It returns the outcome to wait with while a pull is under way or failed,
+// or stop when the pass ends on it (Stalled, or an error).
+func (r *SandboxReconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*outcome, bool, error) {
+	if r.Options.RequireDigest && !pinned(n.image) {
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPinned, "node %s runs only images pinned by digest (name@sha256:<digest>); the image of %s, %s, is not", r.Options.Node, n.what, n.image)
+		return nil, true, nil
+	}
+	img, err := r.Driver.InspectImage(ctx, n.image)
+	if err != nil {
+		stop, err := s.fail(dsv1alpha1.ReasonImageFailed, "inspecting the image of "+n.what, err)
+		return nil, stop, err
+	}
+	if n.policy == dsv1alpha1.PullNever {
+		if !img.Exists {
+			s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPresent, "imagePullPolicy of %s is Never and node %s does not hold its image %s", n.what, r.Options.Node, n.image)
+			s.after(r.Options.SpecRetry) // it may be loaded onto the node before the startup deadline
+			return nil, true, nil
+		}
+		return nil, r.checkVolumes(s, n, img), nil
+	}
+	auth, authErr := r.pullAuth(ctx, s.sbx.Namespace, n.secret, n.image) // needed only for a pull
+	req := imagepuller.Request{Ref: n.image, Auth: auth, Waiter: s.key(), Start: s.startID(), Until: s.startupDeadline}
+	st, brought := r.Images.Brought(req)
+	if !img.Exists || (n.policy == dsv1alpha1.PullAlways && !brought) {
+		if authErr != nil {
+			return r.credentialsProblem(s, n, authErr)
+		}
+		return r.followPull(s, n, r.Images.Pull(req)), false, nil
+	}
+	if brought {
+		r.followPull(s, n, st)
+		if !digestMatches(n.image, st.Result.Digest, img.RepoDigests) {
+			s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageDigestMismatch, "the pull of %s for %s brought content of digest %q, not the digest it is pinned to", n.image, n.what, st.Result.Digest)
+			return nil, true, nil
+		}
+	}
+	return nil, r.checkVolumes(s, n, img), nil
+}
+
+// credentialsProblem handles an imagePullSecret a pull needs but cannot use. A missing Secret is waited for
+// (Secrets are not watched, so it is looked for again later); an unusable one is Stalled until it is fixed
+// or the deadline passes.
+func (r *SandboxReconciler) credentialsProblem(s *scope, n imageNeed, err error) (*outcome, bool, error) {
+	var missing *missingPullSecretError
+	var invalid *invalidPullSecretError
+	switch {
+	case errors.As(err, &missing):
+		s.after(r.Options.SpecRetry)
+		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonSecretNotFound,
+			message: fmt.Sprintf("the image of %s needs %v", n.what, missing)}, false, nil
+	case errors.As(err, &invalid):
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImagePullSecretInvalid, "the image of %s cannot be pulled: %v", n.what, invalid)
+		s.after(r.Options.SpecRetry)
+		return nil, true, nil
+	}
+	stop, err := s.fail(dsv1alpha1.ReasonImagePullFailed, "reading the imagePullSecret of "+n.what, err)
+	return nil, stop, err
+}
+
+// followPull records Events as the pull moves on and returns the outcome to wait with until it has ended
+// with the image on the node (a pull Pull returns has not: it runs, or failed).
+func (r *SandboxReconciler) followPull(s *scope, n imageNeed, st imagepuller.State) *outcome {
+	switch {
+	case st.Pulling:
+		if st.News {
+			r.event(s.sbx, false, EventPulling, "Pull", "pulling image %s for %s", n.image, n.what)
+		}
+		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePulling, message: pullingMessage(n, st)}
+	case st.Err != nil:
+		why := driverReason(st.Err)
+		if st.News {
+			r.event(s.sbx, true, EventPullFailed, "Pull", "pulling image %s for %s failed: %s; trying again in %s",
+				n.image, n.what, why, time.Until(st.RetryAt).Round(time.Second))
+		}
+		s.after(time.Until(st.RetryAt))
+		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePullFailed,
+			message: fmt.Sprintf("pulling image %s for %s failed: %s", n.image, n.what, why)}
+	}
+	if st.News {
+		r.event(s.sbx, false, EventPulled, "Pull", "image %s pulled for %s in %s", n.image, n.what, st.Ended.Sub(st.Started).Round(10*time.Millisecond))
+	}
+	return nil
+}
+
+func pullingMessage(n imageNeed, st imagepuller.State) string {
+	msg := fmt.Sprintf("pulling image %s for %s", n.image, n.what)
+	if p := st.Progress; p.Layers > 0 {
+		msg += fmt.Sprintf(": %d of %d layers", p.LayersDone, p.Layers)
+	}
+	if st.Waiters > 1 {
+		msg += fmt.Sprintf(" (one pull for %d Sandboxes)", st.Waiters)
+	}
+	return msg
+}
+
+// driverReason is the driver's own words for what went wrong; other errors are not shown.
+func driverReason(err error) string {
+	var derr *dd.Error
+	if errors.As(err, &derr) && derr.Reason != "" {
+		return derr.Reason
+	}
+	return "the pull failed"
+}
+
+// digestMatches tells whether what a pull of a pinned image brought is that digest: the digest the daemon
+// reported for the pull, or failing that one the image is known by. Unpinned images match anything.
+func digestMatches(image, reported string, repoDigests []string) bool {
+	_, pin, ok := strings.Cut(image, "@")
+	if !ok {
+		return true
+	}
+	if reported != "" {
+		return reported == pin
+	}
+	for _, d := range repoDigests {
+		if strings.HasSuffix(d, "@"+pin) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkVolumes refuses an image with a VOLUME that no mount of its container covers: Docker would back it
+// with an anonymous volume on the host's disk, unbounded and outliving the container.
+func (r *SandboxReconciler) checkVolumes(s *scope, n imageNeed, img dd.ImageInfo) bool {
+	vs := n.spec.UncoveredVolumes(img.Volumes)
+	if len(vs) == 0 {
+		return false
+	}
+	s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageDeclaresVolumes, "image %s of %s declares VOLUME %s; cover each with a scratch mount (spec.scratch) or the workspace",
+		n.image, n.what, strings.Join(vs, ", "))
+	return true
+}
+
+// startID names the start going on: a start waits on each pull once, and policy Always pulls once per start.
+func (s *scope) startID() string {
+	return fmt.Sprintf("%s/%d", s.sbx.UID, s.gen())
+}
+
+// scratchMounts turns scratch mounts into the container's tmpfs mounts.
+func scratchMounts(scratch []dsv1alpha1.ScratchMount) []dd.TmpfsMount {
+	out := make([]dd.TmpfsMount, 0, len(scratch))
+	for _, m := range scratch {
+		out = append(out, dd.TmpfsMount{Target: m.MountPath, SizeBytes: m.Size.Value()})
+	}
+	return out
+}

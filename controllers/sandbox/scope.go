@@ -1,0 +1,98 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// scope is what one pass over a bound Sandbox has learnt and where it has got to.
+type scope struct {
+	sbx *dsv1alpha1.Sandbox
+
+	services []*dsv1alpha1.SandboxService // spec.services in order; nil where the SandboxService does not exist
+	missing  string                       // the first service named in spec that does not exist
+	resolved bool                         // services and hash were read this pass
+	hash     string                       // topologyHash of the spec as it is now
+
+	containers map[string]dd.ContainerInfo // the Sandbox's containers (any generation), by Docker name
+	networks   map[string]dd.NetworkInfo   // its own networks (any generation), by Docker name
+	attachment dd.NetworkAttachment        // what the primary joins
+
+	outcome         outcome
+	recheck         time.Duration // soonest time-based recheck asked for by a step; 0 for none
+	startupDeadline time.Time     // when the start going on must be done by; zero when none is
+}
+
+// step is one part of converging a Sandbox. It returns stop when the pass ends with it (waiting, settled
+// or failed), having set the outcome.
+type step func(ctx context.Context, s *scope) (stop bool, err error)
+
+func newScope(sbx *dsv1alpha1.Sandbox) *scope {
+	s := &scope{sbx: sbx}
+	s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonCreating, "building the topology")
+	return s
+}
+
+func (s *scope) key() types.NamespacedName {
+	return types.NamespacedName{Namespace: s.sbx.Namespace, Name: s.sbx.Name}
+}
+
+func (s *scope) gen() int64 { return s.sbx.Status.TopologyGeneration }
+
+func (s *scope) names() Names        { return NamesOf(s.sbx) }
+func (s *scope) primaryName() string { return s.names().Primary() }
+func (s *scope) networkName() string { return s.names().Network() }
+func (s *scope) holderName() string  { return s.names().Holder() }
+func (s *scope) volumeName() string  { return s.names().Workspace() }
+func (s *scope) serviceName(service string) string {
+	return s.names().Service(service)
+}
+
+func (s *scope) isRun() bool { return len(s.sbx.Spec.Command) > 0 }
+
+// after asks for another pass in d at the latest.
+func (s *scope) after(d time.Duration) {
+	d = max(d, 10*time.Millisecond)
+	if s.recheck == 0 || d < s.recheck {
+		s.recheck = d
+	}
+}
+
+func (s *scope) waiting(phase dsv1alpha1.SandboxPhase, reason, format string, args ...any) {
+	s.outcome = outcome{phase: phase, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+func (s *scope) ready(phase dsv1alpha1.SandboxPhase, reason, format string, args ...any) {
+	s.outcome = outcome{phase: phase, ready: true, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+func (s *scope) stalled(phase dsv1alpha1.SandboxPhase, reason, format string, args ...any) {
+	s.outcome = outcome{phase: phase, stalled: true, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+// fail ends the pass on an error while doing something. A spec Docker can never run is terminal (Stalled,
+// no retry); anything else is retried with backoff. Driver errors carry only the driver's own words, so they
+// may be shown; other errors (API server) are not, as they can carry conflict noise.
+func (s *scope) fail(reason, doing string, err error) (bool, error) {
+	var derr *dd.Error
+	if !errors.As(err, &derr) {
+		s.waiting(s.sbx.Status.Phase, reason, "%s failed; retrying", doing)
+		return true, err
+	}
+	switch derr.Kind {
+	case dd.KindInvalidSpec:
+		s.stalled(dsv1alpha1.SandboxFailed, reason, "%s failed: %v", doing, derr)
+		return true, nil
+	case dd.KindUnavailable:
+		reason = dsv1alpha1.ReasonDockerUnavailable
+	}
+	s.waiting(s.sbx.Status.Phase, reason, "%s failed: %v; retrying", doing, derr)
+	return true, err
+}

@@ -1,0 +1,65 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// Watches are the reconciler's inputs and how often it may retry.
+type Watches struct {
+	Unbound    cache.Cache                                         // Sandboxes with no spec.nodeName
+	Requeues   <-chan event.TypedGenericEvent[*dsv1alpha1.Sandbox] // from Docker events and the sweeper
+	Workers    int                                                 // passes run at once (over different Sandboxes)
+	MinBackoff time.Duration                                       // first retry after an error
+	MaxBackoff time.Duration                                       // retries after errors back off up to this
+}
+
+// SetupWithManager wires the reconciler: its node's Sandboxes (the manager's cache), unbound Sandboxes, the
+// SandboxServices they name, and requeues from Docker events and the sweeper.
+func (r *SandboxReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, w Watches) error {
+	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Sandbox{}, dsv1alpha1.IndexSandboxServices, func(o client.Object) []string {
+		return o.(*dsv1alpha1.Sandbox).Spec.Services
+	})
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("sandbox").
+		For(&dsv1alpha1.Sandbox{}).
+		WatchesRawSource(source.Kind(w.Unbound, &dsv1alpha1.Sandbox{}, &handler.TypedEnqueueRequestForObject[*dsv1alpha1.Sandbox]{})).
+		Watches(&dsv1alpha1.SandboxService{}, handler.EnqueueRequestsFromMapFunc(r.sandboxesUsing)).
+		Watches(&dsv1alpha1.Checkpoint{}, handler.EnqueueRequestsFromMapFunc(r.sandboxesRestoringFrom)).
+		WatchesRawSource(source.Channel(w.Requeues, &handler.TypedEnqueueRequestForObject[*dsv1alpha1.Sandbox]{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: w.Workers,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](w.MinBackoff, w.MaxBackoff),
+		}).
+		Complete(r)
+}
+
+// sandboxesUsing maps a SandboxService to this node's Sandboxes that name it.
+func (r *SandboxReconciler) sandboxesUsing(ctx context.Context, svc client.Object) []reconcile.Request {
+	var list dsv1alpha1.SandboxList
+	if err := r.List(ctx, &list, client.InNamespace(svc.GetNamespace()),
+		client.MatchingFields{dsv1alpha1.IndexSandboxServices: svc.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the Sandboxes that use a SandboxService", "service", svc.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, sbx := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&sbx)})
+	}
+	return out
+}

@@ -1,0 +1,206 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// Sweeper looks over everything Docker holds for the node at start-up, every Period, and at once when the
+// event stream was broken. It removes orphans (resources whose Sandbox no longer exists) and asks for a pass
+// over each Sandbox whose containers are not what its status says (an event was missed). It is the agent's
+// only periodic look at Docker: three listings per period for the whole node, however many Sandboxes idle.
+type Sweeper struct {
+	r      *SandboxReconciler
+	period time.Duration
+	out    chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]
+	kick   chan struct{}
+}
+
+// NewSweeper returns a sweeper that removes orphans with r and sends requeues to out.
+func NewSweeper(r *SandboxReconciler, period time.Duration, out chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]) *Sweeper {
+	return &Sweeper{r: r, period: period, out: out, kick: make(chan struct{}, 1)}
+}
+
+// Kick asks for a sweep now (the event stream was resumed).
+func (w *Sweeper) Kick() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Start sweeps until ctx ends (a manager runnable, run only by the Lease holder).
+func (w *Sweeper) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("sweeper")
+	ticker := time.NewTicker(w.period)
+	defer ticker.Stop()
+	for {
+		if err := w.sweep(ctx); err != nil && ctx.Err() == nil {
+			log.Error(err, "Sweep failed; trying again next period")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		case <-w.kick:
+		}
+	}
+}
+
+// holdings is what Docker holds for one Sandbox UID.
+type holdings struct {
+	key        types.NamespacedName
+	containers []dd.ContainerInfo
+	networks   []dd.NetworkInfo
+}
+
+func (w *Sweeper) sweep(ctx context.Context) error {
+	held, err := w.list(ctx)
+	if err != nil {
+		return err
+	}
+	log := ctrl.LoggerFrom(ctx).WithName("sweeper")
+	for uid, h := range held {
+		sbx, err := w.owner(ctx, h.key, uid)
+		switch {
+		case err != nil:
+			log.Error(err, "Reading the owner of Docker resources", "sandbox", h.key)
+		case sbx == nil:
+			log.Info("Removing orphaned Docker resources", "sandbox", h.key, "uid", uid)
+			if err := w.r.removeOwned(ctx, uid, nil); err != nil {
+				log.Error(err, "Orphan removal not confirmed; retrying next sweep", "sandbox", h.key)
+			}
+		case drifted(sbx, h):
+			requeue(ctx, w.out, h.key.Namespace, h.key.Name)
+		}
+	}
+	return w.requeueEmptied(ctx, held)
+}
+
+// list groups this node's labelled containers, networks and volumes by owner UID (the shared bridge has none).
+func (w *Sweeper) list(ctx context.Context) (map[types.UID]*holdings, error) {
+	containers, err := w.r.Driver.ListContainers(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	networks, err := w.r.Driver.ListNetworks(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	volumes, err := w.r.Driver.ListVolumes(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	held := map[types.UID]*holdings{}
+	at := func(labels map[string]string) *holdings {
+		owner, _, _ := dd.OwnerFromLabels(labels)
+		if owner.UID == "" {
+			return nil
+		}
+		h := held[types.UID(owner.UID)]
+		if h == nil {
+			h = &holdings{key: types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}}
+			held[types.UID(owner.UID)] = h
+		}
+		return h
+	}
+	for _, c := range containers {
+		if h := at(c.Labels); h != nil {
+			h.containers = append(h.containers, c)
+		}
+	}
+	for _, n := range networks {
+		if h := at(n.Labels); h != nil {
+			h.networks = append(h.networks, n)
+		}
+	}
+	for _, v := range volumes {
+		at(v.Labels) // a volume alone still marks its owner, so that an orphaned one is found
+	}
+	return held, nil
+}
+
+// owner is the Sandbox with this UID, or nil when it no longer exists. The cache answers for the living;
+// an absence is confirmed with the API server, so that a lagging cache never makes a new Sandbox an orphan.
+func (w *Sweeper) owner(ctx context.Context, key types.NamespacedName, uid types.UID) (*dsv1alpha1.Sandbox, error) {
+	sbx := &dsv1alpha1.Sandbox{}
+	if err := w.r.Get(ctx, key, sbx); err == nil && sbx.UID == uid {
+		return sbx, nil
+	}
+	switch err := w.r.APIReader.Get(ctx, key, sbx); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case sbx.UID != uid || sbx.Spec.NodeName != w.r.Options.Node:
+		return nil, nil
+	}
+	return sbx, nil
+}
+
+// requeueEmptied asks for a pass over live Sandboxes of the node that had containers and now have none.
+func (w *Sweeper) requeueEmptied(ctx context.Context, held map[types.UID]*holdings) error {
+	var list dsv1alpha1.SandboxList
+	if err := w.r.List(ctx, &list); err != nil {
+		return err
+	}
+	for _, sbx := range list.Items {
+		if _, ok := held[sbx.UID]; !ok && sbx.Status.TopologyGeneration > 0 {
+			requeue(ctx, w.out, sbx.Namespace, sbx.Name)
+		}
+	}
+	return nil
+}
+
+// drifted tells whether what Docker holds for a Sandbox differs from what its status says: a container of
+// another generation, a holder that stopped, a container that ended or froze without the agent noticing, a
+// recorded container that is gone, or a deletion still to finish.
+func drifted(sbx *dsv1alpha1.Sandbox, h *holdings) bool {
+	if !sbx.DeletionTimestamp.IsZero() {
+		return true
+	}
+	settled, gen := isSettled(sbx), sbx.Status.TopologyGeneration
+	wantPaused := sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused
+	seen := map[string]bool{}
+	for _, c := range h.containers {
+		owner, role, _ := dd.OwnerFromLabels(c.Labels)
+		seen[c.ID] = true
+		switch {
+		case role == dsv1alpha1.RoleHolder:
+			if !alive(c) {
+				return true
+			}
+		case owner.Generation != gen, c.State == dd.StateCreated:
+			return true
+		case settled && alive(c):
+			return true
+		case !settled && (ended(c) || (alive(c) && (c.State == dd.StatePaused) != wantPaused)):
+			return true
+		}
+	}
+	for _, n := range h.networks {
+		if owner, _, _ := dd.OwnerFromLabels(n.Labels); owner.Generation != gen {
+			return true
+		}
+	}
+	if settled {
+		return false
+	}
+	if id := sbx.Status.ContainerID; id != "" && !seen[id] {
+		return true
+	}
+	for _, st := range sbx.Status.Services {
+		if st.ContainerID != "" && !seen[st.ContainerID] {
+			return true
+		}
+	}
+	return false
+}
