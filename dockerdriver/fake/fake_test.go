@@ -10,7 +10,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	v1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 )
@@ -59,7 +59,7 @@ func TestContainerLifecycleAndEvents(t *testing.T) {
 	ctx := context.Background()
 	f := newFake()
 	next := events(t, f)
-	s := spec(v1.RoleService, "db")
+	s := spec(dsv1alpha1.RoleService, "db")
 
 	created, err := f.EnsureContainer(ctx, s)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -103,7 +103,7 @@ func TestConflictsAndDependencies(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	f := newFake()
-	s := spec(v1.RolePrimary, "")
+	s := spec(dsv1alpha1.RolePrimary, "")
 
 	other := s
 	other.Owner.UID = "someone-else"
@@ -117,14 +117,14 @@ func TestConflictsAndDependencies(t *testing.T) {
 	g.Expect(dd.IsConflict(err)).To(BeTrue())
 	g.Expect(dd.IsConflict(f.RemoveContainer(ctx, "squatter"))).To(BeTrue())
 
-	noImage := spec(v1.RoleService, "x")
+	noImage := spec(dsv1alpha1.RoleService, "x")
 	noImage.Image = "missing:latest"
 	_, err = f.EnsureContainer(ctx, noImage)
 	g.Expect(dd.IsNotFound(err)).To(BeTrue())
 	g.Expect(dd.PhaseOf(err)).To(Equal(dd.PhaseImage))
 
 	f.AddImage("with-volume", dd.ImageInfo{Volumes: []string{"/data"}})
-	withVolume := spec(v1.RoleService, "y")
+	withVolume := spec(dsv1alpha1.RoleService, "y")
 	withVolume.Image = "with-volume"
 	_, err = f.EnsureContainer(ctx, withVolume)
 	g.Expect(dd.IsInvalidSpec(err)).To(BeTrue(), "an uncovered image VOLUME is refused")
@@ -132,7 +132,7 @@ func TestConflictsAndDependencies(t *testing.T) {
 	_, err = f.EnsureContainer(ctx, withVolume)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	onNetwork := spec(v1.RoleService, "z")
+	onNetwork := spec(dsv1alpha1.RoleService, "z")
 	onNetwork.Network.Name = "missing-net"
 	_, err = f.EnsureContainer(ctx, onNetwork)
 	g.Expect(dd.IsNotFound(err)).To(BeTrue())
@@ -142,7 +142,7 @@ func TestConflictsAndDependencies(t *testing.T) {
 	_, err = f.EnsureContainer(ctx, onNetwork)
 	g.Expect(dd.IsInvalidSpec(err)).To(BeTrue())
 
-	noLimits := spec(v1.RoleService, "w")
+	noLimits := spec(dsv1alpha1.RoleService, "w")
 	noLimits.Resources.PIDs = 0
 	_, err = f.EnsureContainer(ctx, noLimits)
 	g.Expect(dd.IsInvalidSpec(err)).To(BeTrue())
@@ -152,7 +152,7 @@ func TestFaultInjection(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	f := newFake()
-	s := spec(v1.RolePrimary, "")
+	s := spec(dsv1alpha1.RolePrimary, "")
 
 	f.LoseNextResponse(fake.OpEnsureContainer)
 	_, err := f.EnsureContainer(ctx, s)
@@ -191,7 +191,7 @@ func TestOOMAndDroppedEventStream(t *testing.T) {
 	ctx := context.Background()
 	f := newFake()
 	next := events(t, f)
-	a, b := spec(v1.RoleService, "a"), spec(v1.RoleService, "b")
+	a, b := spec(dsv1alpha1.RoleService, "a"), spec(dsv1alpha1.RoleService, "b")
 	started(g, f, a)
 	started(g, f, b)
 	g.Expect(next().Type).To(Equal(dd.EventStart))
@@ -216,7 +216,7 @@ func TestExecDeadlineAndCap(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	f := newFake()
-	s := spec(v1.RolePrimary, "")
+	s := spec(dsv1alpha1.RolePrimary, "")
 	started(g, f, s)
 	f.SetExecHandler(func(ctx context.Context, _ string, req dd.ExecRequest) fake.ExecOutput {
 		if req.Command[0] == "sleep" {
@@ -261,9 +261,9 @@ func TestTmpfsWorkspaceNeedsARunningHolder(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	f := newFake()
-	ws, err := f.EnsureVolume(ctx, dd.VolumeSpec{Name: "ws", Owner: owner, Role: v1.RoleWorkspace, SizeBytes: 1 << 20})
+	ws, err := f.EnsureVolume(ctx, dd.VolumeSpec{Name: "ws", Owner: owner, Role: dsv1alpha1.RoleWorkspace, SizeBytes: 1 << 20})
 	g.Expect(err).NotTo(HaveOccurred())
-	holder, primary := spec(v1.RoleHolder, ""), spec(v1.RolePrimary, "")
+	holder, primary := spec(dsv1alpha1.RoleHolder, ""), spec(dsv1alpha1.RolePrimary, "")
 	holder.Mounts = []dd.VolumeMount{{Volume: ws.Name, Target: "/workspace"}}
 	primary.Mounts = holder.Mounts
 
@@ -295,26 +295,26 @@ func TestNetworksAndListing(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	f := newFake()
-	ns := dd.NetworkSpec{Name: dd.Name(owner, v1.RoleNetwork, ""), Owner: owner, Internal: true, Subnet: "10.9.0.0/28"}
+	ns := dd.NetworkSpec{Name: dd.Name(owner, dsv1alpha1.RoleNetwork, ""), Owner: owner, Internal: true, Subnet: "10.9.0.0/28"}
 	n, err := f.EnsureNetwork(ctx, ns)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(n.Labels).To(HaveKeyWithValue(v1.LabelSubnet, "10.9.0.0/28"))
+	g.Expect(n.Labels).To(HaveKeyWithValue(dsv1alpha1.LabelSubnet, "10.9.0.0/28"))
 	other := ns
 	other.Owner.UID = "else"
 	_, err = f.EnsureNetwork(ctx, other)
 	g.Expect(dd.IsConflict(err)).To(BeTrue())
 
-	s := spec(v1.RoleService, "db")
+	s := spec(dsv1alpha1.RoleService, "db")
 	s.Network = dd.NetworkAttachment{Name: n.Name, Aliases: []string{"db"}}
 	started(g, f, s)
 	info, _ := f.ObserveContainer(ctx, s.Name)
 	g.Expect(info.IP).NotTo(BeEmpty())
 	g.Expect(dd.IsConflict(f.RemoveNetwork(ctx, n.Name))).To(BeTrue(), "a network with a running container stays")
 
-	list, err := f.ListContainers(ctx, map[string]string{v1.LabelRole: v1.RoleService})
+	list, err := f.ListContainers(ctx, map[string]string{dsv1alpha1.LabelRole: dsv1alpha1.RoleService})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(list).To(HaveLen(1))
-	nets, err := f.ListNetworks(ctx, map[string]string{v1.LabelUID: owner.UID})
+	nets, err := f.ListNetworks(ctx, map[string]string{dsv1alpha1.LabelUID: owner.UID})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(nets).To(HaveLen(1))
 
