@@ -29,8 +29,8 @@ func TestObserve(t *testing.T) {
 	other := newSandbox("other")
 	runStepCases(t, (*SandboxReconciler).observe, []stepCase{
 		{
-			name: "sees the Sandbox's containers and networks of every generation, and nothing of another Sandbox",
-			sbx:  atTopology(newSandbox("s", withServices("db")), 2, newService("db")),
+			name:    "sees the Sandbox's containers and networks of every generation, and nothing of another Sandbox",
+			sbx:     atTopology(newSandbox("s", withServices("db")), 2, newService("db")),
 			objects: []client.Object{newService("db")},
 			docker: func(h *harness, s *scope) {
 				h.makeWorkspace(s)
@@ -186,8 +186,8 @@ func TestEnsureTopology(t *testing.T) {
 				h.start(h.serviceSpec(s, db))
 				h.start(h.primarySpec(s))
 			},
-			stop: true,
-			want: outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonRollingTopology},
+			stop:   true,
+			want:   outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonRollingTopology},
 			events: []string{"Normal " + EventRolled},
 			check: func(g Gomega, h *harness, s *scope) {
 				old := NamesOf(atTopology(newSandbox("s"), 1))
@@ -236,10 +236,10 @@ func TestEnsureTopology(t *testing.T) {
 			},
 		},
 		{
-			name: "a finished run is rolled by a change of its own spec",
-			sbx:  changeSpec(finished(atTopology(newSandbox("s", run()), 1))),
-			stop: true,
-			want: outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonRollingTopology},
+			name:   "a finished run is rolled by a change of its own spec",
+			sbx:    changeSpec(finished(atTopology(newSandbox("s", run()), 1))),
+			stop:   true,
+			want:   outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonRollingTopology},
 			events: []string{"Normal " + EventRolled},
 			check: func(g Gomega, h *harness, s *scope) {
 				g.Expect(s.sbx.Status.TopologyGeneration).To(Equal(int64(2)))
@@ -280,7 +280,6 @@ func changeSpec(sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
 	sbx.Spec.Env = append(sbx.Spec.Env, dsv1alpha1.EnvVar{Name: "CHANGED", Value: "1"})
 	return sbx
 }
-
 
 func TestRemoveFailedStart(t *testing.T) {
 	db := newService("db")
