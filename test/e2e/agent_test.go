@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -27,7 +29,7 @@ func startAgent(bin, node, kubeconfig, logPath string) (*agentProcess, error) {
 	checkpoints := filepath.Join(filepath.Dir(logPath), "checkpoints")
 	cmd := exec.Command(filepath.Join(bin, "dockside-agent"),
 		"--node-name="+node,
-		"--capacity=300", // the density spec runs 240 Sandboxes at once
+		"--capacity=100", // the density spec runs 60 Sandboxes at once
 		"--checkpoint-dir="+checkpoints,
 		"--kubeconfig="+kubeconfig,
 		"--metrics-bind-address=0",

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -124,7 +126,7 @@ spec:
 		inPrimary(ns, "frozen", "echo kept > /workspace/note.txt")
 		_, err := kubectl("patch", "-n", ns, "sandbox/frozen", "--type=merge", "-p", `{"spec":{"lifecycle":"Paused"}}`)
 		Expect(err).NotTo(HaveOccurred())
-		waitFor(ns, "sandbox/frozen", "condition=Paused", 30*time.Second)
+		waitFor(ns, "sandbox/frozen", "condition=Paused", time.Minute)
 
 		apply(ns, snapshotManifest("frozen"))
 		waitFor(ns, "checkpoint/snap", "condition=Ready", 60*time.Second)

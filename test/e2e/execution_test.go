@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -30,21 +32,22 @@ var _ = Describe("Execution on real Docker, through the kubectl plugin", func() 
 		Expect(field(ns, "sandbox/py", `{.status.conditions[?(@.type=="Ready")].status}`)).To(Equal("True"))
 	})
 
-	It("holds a 1 s deadline against a command that stops its own parent, keeping nothing printed after it", func() {
+	It("holds a 5 s deadline against a command that stops its own parent, keeping nothing printed after it", func() {
 		ns := newNamespace("exec-stop")
 		session(ns, "box", "dockside.dev/busybox:local")
-		start := time.Now()
-		out := plugin("", "-n", ns, "--timeout", "1s", "--keep", "box", "--",
-			"sh", "-c", `echo early; sh -c 'kill -STOP $PPID; sleep 3; echo late' & wait`)
+		// The deadline leaves a busy machine time to start the command and print "early"; "late" would come
+		// 30 s in, long after the deadline, had the kill not ended everything.
+		out := plugin("", "-n", ns, "--timeout", "5s", "--keep", "box", "--",
+			"sh", "-c", `echo early; sh -c 'kill -STOP $PPID; sleep 30; echo late' & wait`)
 		Expect(out.code).To(Equal(124), out.stderr)
-		Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
 		Expect(out.stdout).To(Equal("early\n"), "nothing printed after the deadline is kept")
 
 		name := onlyExecution(ns)
 		Expect(field(ns, name, "{.status.reason}")).To(Equal("DeadlineExceeded"))
-		Expect(statusDuration(ns, name)).To(BeNumerically("<", 2*time.Second))
-		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=DeadlineExceeded`, 30*time.Second)
-		Expect(docker("inspect", "-f", "{{.State.Running}}", onlyContainer(ns, "box", "primary"))).To(Equal("false"))
+		Expect(statusDuration(ns, name)).To(And(BeNumerically(">=", 5*time.Second), BeNumerically("<", 15*time.Second)),
+			"from Running to the kill: the deadline, and no more than a pass on a busy machine")
+		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=DeadlineExceeded`, time.Minute)
+		expectStopped(onlyContainer(ns, "box", "primary"))
 		Expect(docker("inspect", "-f", "{{.State.Running}}", onlyContainer(ns, "box", "holder"))).To(Equal("true"), "the workspace is kept")
 	})
 
@@ -61,53 +64,66 @@ var _ = Describe("Execution on real Docker, through the kubectl plugin", func() 
 	It("never runs a queued Execution deleted before its turn", func() {
 		ns := newNamespace("exec-queue")
 		session(ns, "box", "dockside.dev/busybox:local")
-		apply(ns, execution("first", "box", `sleep 3`))
-		waitFor(ns, "execution/first", "jsonpath={.status.phase}=Running", 30*time.Second)
+		// The first runs until the spec lets it end, so that the second is queued behind it however slow
+		// the machine.
+		apply(ns, execution("first", "box", `until [ -e /workspace/go ]; do sleep 1; done`))
+		waitFor(ns, "execution/first", "jsonpath={.status.phase}=Running", time.Minute)
 		apply(ns, execution("second", "box", `touch /workspace/marker`))
-		waitFor(ns, "execution/second", "jsonpath={.status.phase}=Queued", 30*time.Second)
+		waitFor(ns, "execution/second", "jsonpath={.status.phase}=Queued", time.Minute)
 		_, err := kubectl("delete", "-n", ns, "execution", "second")
 		Expect(err).NotTo(HaveOccurred())
-		waitFor(ns, "execution/first", "jsonpath={.status.phase}=Succeeded", 30*time.Second)
+		_, err = docker("exec", onlyContainer(ns, "box", "primary"), "touch", "/workspace/go")
+		Expect(err).NotTo(HaveOccurred())
+		waitFor(ns, "execution/first", "jsonpath={.status.phase}=Succeeded", time.Minute)
 
 		out := plugin("", "-n", ns, "box", "--", "ls", "-a", "/workspace")
 		Expect(out.code).To(Equal(0), out.stderr)
 		Expect(out.stdout).NotTo(ContainSubstring("marker"))
 	})
 
-	It("kills the container within 1.5 s when a running Execution is deleted", func() {
+	// How fast the kill follows the delete is a figure of make bench (BenchmarkExecutionCancel); here the
+	// container must stop while the command still had most of its hour to run.
+	It("kills the container when a running Execution is deleted", func() {
 		ns := newNamespace("exec-cancel")
 		session(ns, "box", "dockside.dev/busybox:local")
-		apply(ns, execution("long", "box", `sleep 60`))
-		waitFor(ns, "execution/long", "jsonpath={.status.phase}=Running", 30*time.Second)
+		apply(ns, execution("long", "box", `sleep 3600`))
+		waitFor(ns, "execution/long", "jsonpath={.status.phase}=Running", time.Minute)
 		primary := onlyContainer(ns, "box", "primary")
 
 		start := time.Now()
 		_, err := kubectl("delete", "-n", ns, "execution", "long", "--wait=false")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func() (string, error) { return docker("inspect", "-f", "{{.State.Running}}", primary) }).
-			WithTimeout(1500 * time.Millisecond).WithPolling(50 * time.Millisecond).Should(Equal("false"))
-		GinkgoWriter.Printf("container stopped %v after the delete\n", time.Since(start))
-		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=Canceled`, 30*time.Second)
+		expectStopped(primary)
+		AddReportEntry("Execution cancel", fmt.Sprintf("container stopped %v after the delete", time.Since(start).Round(time.Millisecond)))
+		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=Canceled`, time.Minute)
 	})
 
 	It("leaves no process it started: a detached child's later write never happens, an earlier file stays", func() {
 		ns := newNamespace("exec-detach")
 		session(ns, "box", "dockside.dev/busybox:local")
 		out := plugin("", "-n", ns, "box", "--", "sh", "-c",
-			// Detached: its output goes elsewhere, so the exec's streams close when the shell exits.
-			`echo kept > /workspace/early; (sleep 2; echo never > /workspace/late) >/dev/null 2>&1 </dev/null & echo started`)
+			// Detached: its output goes elsewhere, so the exec's streams close when the shell exits. It writes
+			// 10 s after it was started, which leaves a busy machine time to kill it first.
+			`echo kept > /workspace/early; (sleep 10; echo never > /workspace/late) >/dev/null 2>&1 </dev/null & echo started`)
 		Expect(out.code).To(Equal(0), out.stderr)
 		Expect(out.stdout).To(Equal("started\n"))
 		Expect(out.stderr).To(ContainSubstring("processes running"))
-		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=LeftoverProcesses`, 30*time.Second)
-
-		time.Sleep(3 * time.Second) // past the moment the child would have written
+		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=LeftoverProcesses`, time.Minute)
+		// Once the container has stopped, nothing of it can write any more: the workspace is as the kill left it.
+		expectStopped(onlyContainer(ns, "box", "primary"))
 		holder := onlyContainer(ns, "box", "holder")
 		Expect(workspaceFile(holder, "early")).To(Equal("kept\n"))
 		_, err := docker("cp", holder+":/workspace/late", "-")
 		Expect(err).To(MatchError(ContainSubstring("Could not find")))
 	})
 })
+
+// expectStopped waits until Docker says a container that was killed no longer runs.
+func expectStopped(container string) {
+	GinkgoHelper()
+	Eventually(func() (string, error) { return docker("inspect", "-f", "{{.State.Running}}", container) }).
+		WithTimeout(time.Minute).WithPolling(100*time.Millisecond).Should(Equal("false"), "container %s still runs", container)
+}
 
 // session applies a session Sandbox of image and waits until it is Ready.
 func session(ns, name, image string) {

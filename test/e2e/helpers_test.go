@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -8,7 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // newNamespace creates a namespace of the spec's own. The local control plane has no namespace controller,
@@ -50,13 +52,13 @@ func field(ns, object, jsonpath string) string {
 func containers(ns, name, role string) []string {
 	GinkgoHelper()
 	args := []string{"container", "ls", "-aq", "--no-trunc",
-		"--filter", "label=" + v1alpha1.LabelNode + "=" + node,
-		"--filter", "label=" + v1alpha1.LabelNamespace + "=" + ns}
+		"--filter", "label=" + dsv1alpha1.LabelNode + "=" + node,
+		"--filter", "label=" + dsv1alpha1.LabelNamespace + "=" + ns}
 	if name != "" {
-		args = append(args, "--filter", "label="+v1alpha1.LabelName+"="+name)
+		args = append(args, "--filter", "label="+dsv1alpha1.LabelName+"="+name)
 	}
 	if role != "" {
-		args = append(args, "--filter", "label="+v1alpha1.LabelRole+"="+role)
+		args = append(args, "--filter", "label="+dsv1alpha1.LabelRole+"="+role)
 	}
 	out, err := docker(args...)
 	Expect(err).NotTo(HaveOccurred())
@@ -78,7 +80,7 @@ func deleteAndExpectGone(ns, name string) {
 	_, err := kubectl("delete", "-n", ns, "sandbox", name, "--timeout=90s")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(containers(ns, name, "")).To(BeEmpty())
-	filter := []string{"--filter", "label=" + v1alpha1.LabelNamespace + "=" + ns, "--filter", "label=" + v1alpha1.LabelName + "=" + name}
+	filter := []string{"--filter", "label=" + dsv1alpha1.LabelNamespace + "=" + ns, "--filter", "label=" + dsv1alpha1.LabelName + "=" + name}
 	for _, kind := range []string{"network", "volume"} {
 		out, err := docker(append([]string{kind, "ls", "-q"}, filter...)...)
 		Expect(err).NotTo(HaveOccurred())

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -28,7 +30,7 @@ spec:
   services: ["helper"]
 `)
 		waitFor(ns, "sandbox/user", "condition=Ready", 60*time.Second)
-		waitFor(ns, "sandboxservice/helper", "condition=InUse", 30*time.Second)
+		waitFor(ns, "sandboxservice/helper", "condition=InUse", time.Minute)
 		Expect(field(ns, "sandboxservice/helper", "{.status.usedBy}")).To(Equal(`["user"]`))
 		Expect(field(ns, "sandboxservice/helper", "{.status.usedByCount}")).To(Equal("1"))
 		service := onlyContainer(ns, "user", "service")
@@ -37,7 +39,7 @@ spec:
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() string {
 			return field(ns, "sandboxservice/helper", `{.status.conditions[?(@.type=="InUse")].message}`)
-		}, 10*time.Second, 200*time.Millisecond).Should(Equal("deletion waits until no Sandbox names it; used by Sandbox user"))
+		}, time.Minute, 200*time.Millisecond).Should(Equal("deletion waits until no Sandbox names it; used by Sandbox user"))
 		Consistently(func() error {
 			_, err := kubectl("get", "-n", ns, "sandboxservice/helper")
 			return err
@@ -46,7 +48,7 @@ spec:
 		Expect(onlyContainer(ns, "user", "service")).To(Equal(service), "the Sandbox keeps its instance meanwhile")
 
 		deleteAndExpectGone(ns, "user")
-		_, err = kubectl("wait", "-n", ns, "sandboxservice/helper", "--for=delete", "--timeout=30s")
+		_, err = kubectl("wait", "-n", ns, "sandboxservice/helper", "--for=delete", "--timeout=60s")
 		Expect(err).NotTo(HaveOccurred())
 	})
 })

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package e2e runs the real agent binary against a real kube-apiserver and the real Docker daemon, and drives it
 // the way users do: with kubectl. Each suite run uses a node name of its own, so that what it leaves behind (it
 // must leave nothing) is found by label.
