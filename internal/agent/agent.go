@@ -32,10 +32,10 @@ import (
 	"github.com/dockside-dev/dockside/controllers/execution"
 	"github.com/dockside-dev/dockside/controllers/sandbox"
 	"github.com/dockside-dev/dockside/controllers/sandboxservice"
-	"github.com/dockside-dev/dockside/dockerdriver/metered"
-	"github.com/dockside-dev/dockside/internal/imagepuller"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/dockerdriver/metered"
 	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/imagepuller"
 )
 
 // Defaults of the agent's options.
