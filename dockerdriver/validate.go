@@ -43,6 +43,9 @@ func (spec ContainerSpec) Validate() error {
 	}
 	targets := map[string]bool{}
 	for _, t := range mountTargets(spec) {
+		if underKernelFS(t) {
+			return bad("mount target %q is under /proc, /sys or /dev", t)
+		}
 		if !path.IsAbs(t) || path.Clean(t) != t || t == "/" {
 			return bad("mount target %q must be a clean absolute path other than /", t)
 		}
@@ -62,6 +65,23 @@ func (spec ContainerSpec) Validate() error {
 		}
 	}
 	return nil
+}
+
+// kernelFS are where the runtime mounts the kernel's own file systems (proc, sysfs, devices); a mount over
+// any of them, or inside one, would hide or replace what the kernel and Docker put there.
+var kernelFS = []string{"/proc", "/sys", "/dev"}
+
+// underKernelFS tells whether target is one of kernelFS or below one, judged on its clean form: '/./dev',
+// '//proc', '/sys/' or '/a/../proc' are the paths Docker would mount, so they are refused here whatever
+// spelling reached the driver (the CRDs admit only clean paths, but objects admitted before may not be).
+func underKernelFS(target string) bool {
+	clean := path.Clean("/" + target)
+	for _, root := range kernelFS {
+		if clean == root || strings.HasPrefix(clean, root+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func mountTargets(spec ContainerSpec) []string {

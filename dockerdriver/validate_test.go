@@ -1,6 +1,7 @@
 package dockerdriver
 
 import (
+	"path"
 	"testing"
 	"time"
 
@@ -31,6 +32,8 @@ func TestContainerSpecValidate(t *testing.T) {
 		"relative target":     func(s *ContainerSpec) { s.Tmpfs = []TmpfsMount{{Target: "tmp", SizeBytes: 1}} },
 		"root target":         func(s *ContainerSpec) { s.Tmpfs = []TmpfsMount{{Target: "/", SizeBytes: 1}} },
 		"unclean target":      func(s *ContainerSpec) { s.Tmpfs = []TmpfsMount{{Target: "/a/../etc", SizeBytes: 1}} },
+		"volume over /dev":    func(s *ContainerSpec) { s.Mounts = []VolumeMount{{Volume: "ws", Target: "/dev"}} },
+		"tmpfs in /proc":      func(s *ContainerSpec) { s.Tmpfs = []TmpfsMount{{Target: "/proc/sys", SizeBytes: 1}} },
 		"target twice": func(s *ContainerSpec) {
 			s.Mounts = []VolumeMount{{Volume: "ws", Target: "/w"}}
 			s.Tmpfs = []TmpfsMount{{Target: "/w", SizeBytes: 1}}
@@ -49,6 +52,39 @@ func TestContainerSpecValidate(t *testing.T) {
 		})
 	}
 	NewWithT(t).Expect(validSpec().Validate()).To(Succeed())
+}
+
+// Every spelling of a place under /proc, /sys or /dev is refused as such, not only for being unclean: the
+// controllers clean a workspace path before it reaches the driver, so '/./dev' arrives as '/dev'.
+func TestMountTargetsUnderKernelFileSystems(t *testing.T) {
+	cases := map[string]bool{
+		"/dev": true, "/dev/": true, "/./dev": true, "//dev": true, "/dev/shm": true, "/a/../dev": true,
+		"/proc": true, "/./proc": true, "//proc": true, "/proc/": true, "/a/../proc": true, "/proc/1/root": true,
+		"/sys": true, "/sys/.": true, "///sys//fs": true, "/x/y/../../sys": true, "dev": true,
+		"/workspace": false, "/devices": false, "/proc2": false, "/system": false, "/home/dev": false,
+		"/srv/proc": false, "/a/sys/..": false,
+	}
+	for target, refused := range cases {
+		t.Run(target, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(underKernelFS(target)).To(Equal(refused))
+			volume, tmpfs := validSpec(), validSpec()
+			volume.Mounts = []VolumeMount{{Volume: "ws", Target: target}}
+			tmpfs.Tmpfs = []TmpfsMount{{Target: target, SizeBytes: 1}}
+			for _, s := range []ContainerSpec{volume, tmpfs} {
+				err := s.Validate()
+				switch {
+				case refused:
+					g.Expect(IsInvalidSpec(err)).To(BeTrue(), "%v", err)
+					g.Expect(err.Error()).To(ContainSubstring("under /proc, /sys or /dev"))
+				case path.Clean(target) == target:
+					g.Expect(err).NotTo(HaveOccurred())
+				default:
+					g.Expect(err).To(MatchError(ContainSubstring("must be a clean absolute path")))
+				}
+			}
+		})
+	}
 }
 
 func TestValidateNeverQuotesSecretValues(t *testing.T) {

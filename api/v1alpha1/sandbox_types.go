@@ -22,7 +22,7 @@ const MaxOutputTailBytes = 8192
 // +kubebuilder:validation:XValidation:rule="!has(self.ttlSecondsAfterFinished) || has(self.command)",message="ttlSecondsAfterFinished applies only to runs, that is Sandboxes with a command"
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom) && (!has(self.restoreFrom) || self.restoreFrom == oldSelf.restoreFrom)",message="restoreFrom is set when the Sandbox is created and cannot be added, changed or removed later"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || (has(self.nodeName) && self.nodeName == oldSelf.nodeName)",message="nodeName cannot be changed or removed once set; delete the Sandbox and create it again to move it"
-// +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.workspace) || !has(self.workspace.mountPath) || self.scratch.all(m, m.mountPath != self.workspace.mountPath && m.mountPath + '/' != self.workspace.mountPath)",message="a scratch mountPath must differ from the workspace mountPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.workspace) || !has(self.workspace.mountPath) || self.scratch.all(m, m.mountPath != self.workspace.mountPath)",message="a scratch mountPath must differ from the workspace mountPath"
 type SandboxSpec struct {
 	// image of the primary container, as a reference like registry.example/team/tool:1.2 or
 	// name@sha256:<digest>. Pinning a digest is recommended (a pinned image is checked against its digest
@@ -169,12 +169,12 @@ type Workspace struct {
 	// +optional
 	Size resource.Quantity `json:"size,omitzero"`
 
-	// mountPath is where the workspace appears in the primary container: an absolute path other than /,
-	// without '..', and not under /proc, /sys or /dev.
+	// mountPath is where the workspace appears in the primary container: a clean absolute path other than /
+	// (no '.' or '..' segments, no '//', no trailing '/'), not under /proc, /sys or /dev. Only the clean form
+	// is admitted, so that the path checked here is the path Docker mounts.
 	// +kubebuilder:default="/workspace"
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(/[^/]+)+/?$')",message="workspace mountPath must be an absolute path other than /"
-	// +kubebuilder:validation:XValidation:rule="!(self + '/').contains('/../')",message="workspace mountPath must not contain '..'"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(/[^/]+)+$') && !(self + '/').contains('/./') && !(self + '/').contains('/../')",message="workspace mountPath must be a clean absolute path other than / and must not contain '.' or '..' segments, '//' or a trailing '/'"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^/(proc|sys|dev)(/|$)')",message="workspace mountPath must not be under /proc, /sys or /dev"
 	// +optional
 	MountPath string `json:"mountPath,omitempty"`

@@ -37,12 +37,12 @@ type LocalObjectReference struct {
 // ScratchMount is a memory-backed (tmpfs) directory of one container with a size limit. It starts empty
 // with each container, so a topology roll empties it; files that must last belong in the workspace.
 type ScratchMount struct {
-	// mountPath is where the directory appears: an absolute path other than /, without a trailing '/',
-	// '.' or '..', and not under /proc, /sys or /dev.
+	// mountPath is where the directory appears: a clean absolute path other than / (no '.' or '..'
+	// segments, no '//', no trailing '/'), not under /proc, /sys or /dev. Only the clean form is admitted, so
+	// that the path checked here is the path Docker mounts.
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(/[^/]+)+$')",message="scratch mountPath must be an absolute path other than /, without a trailing '/'"
-	// +kubebuilder:validation:XValidation:rule="!(self + '/').contains('/../') && !(self + '/').contains('/./')",message="scratch mountPath must not contain '.' or '..'"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(/[^/]+)+$') && !(self + '/').contains('/./') && !(self + '/').contains('/../')",message="scratch mountPath must be a clean absolute path other than / and must not contain '.' or '..' segments, '//' or a trailing '/'"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^/(proc|sys|dev)(/|$)')",message="scratch mountPath must not be under /proc, /sys or /dev"
 	// +required
 	MountPath string `json:"mountPath"`

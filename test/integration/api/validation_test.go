@@ -52,10 +52,11 @@ var _ = Describe("validation", func() {
 		Entry("memory that is not a quantity", sandbox(`{image: busybox, resources: {memory: lots}}`), "spec.resources.memory"),
 		Entry("too few pids", sandbox(`{image: busybox, resources: {pids: 0}}`), "should be greater than or equal to 16"),
 		Entry("huge workspace", sandbox(`{image: busybox, workspace: {size: 100Gi}}`), "workspace size must be between 1Mi and 8Gi"),
-		Entry("relative mountPath", sandbox(`{image: busybox, workspace: {mountPath: workspace}}`), "must be an absolute path other than /"),
-		Entry("mountPath /", sandbox(`{image: busybox, workspace: {mountPath: /}}`), "must be an absolute path other than /"),
+		Entry("relative mountPath", sandbox(`{image: busybox, workspace: {mountPath: workspace}}`), "must be a clean absolute path other than /"),
+		Entry("mountPath /", sandbox(`{image: busybox, workspace: {mountPath: /}}`), "must be a clean absolute path other than /"),
 		Entry("mountPath under /proc", sandbox(`{image: busybox, workspace: {mountPath: /proc/x}}`), "must not be under /proc, /sys or /dev"),
-		Entry("mountPath with ..", sandbox(`{image: busybox, workspace: {mountPath: /a/../etc}}`), "must not contain '..'"),
+		Entry("mountPath with ..", sandbox(`{image: busybox, workspace: {mountPath: /a/../etc}}`), "must not contain '.' or '..' segments"),
+		Entry("mountPath with a trailing /", sandbox(`{image: busybox, workspace: {mountPath: /src/}}`), "or a trailing '/'"),
 		// Sandbox: services.
 		Entry("nine services", sandbox(`{image: busybox, services: `+nineServices+`}`), "must have at most 8 items"),
 		Entry("the same service twice", sandbox(`{image: busybox, services: [redis, redis]}`), "must not name the same SandboxService twice"),
@@ -90,5 +91,44 @@ var _ = Describe("validation", func() {
 		Entry("checkpoint of a path with ..", checkpoint(`{sandboxName: shell, paths: [src/../..]}`), "must not contain '..'"),
 		Entry("checkpoint sandboxName not a DNS label", checkpoint(`{sandboxName: Shell}`), "sandboxName must be the name of a Sandbox"),
 		Entry("Checkpoint name with a dot", manifest("Checkpoint", "shell.1", `{sandboxName: shell}`), "Checkpoint name must be a DNS label"),
+		// Mount paths of every kind: only the clean form is admitted, so no spelling smuggles in a path that
+		// cleans to a forbidden one.
+		smuggledMountPaths(),
 	)
+
+	It("admits clean mount paths beside the kernel's file systems, on every kind", func(ctx context.Context) {
+		ns := newNamespace(ctx)
+		for i, p := range []string{"/devices", "/proc2/x", "/home/dev", "/srv/sys/data", "/a/.b/..c/..."} {
+			for j, m := range mountPathManifests(p) {
+				u := fromYAML(m.manifest, ns)
+				u.SetName(fmt.Sprintf("ok-%d-%d", i, j))
+				Expect(k8s.Create(ctx, u)).To(Succeed(), "%s at %s", m.field, p)
+			}
+		}
+	})
 })
+
+// mountPathManifest is a manifest whose one mount path (named by field) is p.
+type mountPathManifest struct{ field, manifest string }
+
+// mountPathManifests are the manifests with a mount path p: a Sandbox's workspace and scratch, and a
+// SandboxService's scratch (the only mount paths the API has).
+func mountPathManifests(p string) []mountPathManifest {
+	return []mountPathManifest{
+		{"Sandbox workspace", sandbox(fmt.Sprintf(`{image: busybox, workspace: {mountPath: %q}}`, p))},
+		{"Sandbox scratch", sandbox(fmt.Sprintf(`{image: busybox, scratch: [{mountPath: %q, size: 8Mi}]}`, p))},
+		{"SandboxService scratch", service(fmt.Sprintf(`{image: redis, scratch: [{mountPath: %q, size: 8Mi}]}`, p))},
+	}
+}
+
+// smuggledMountPaths are rows of spellings that clean to /proc, /sys or /dev (or into them), for every mount
+// path of every kind.
+func smuggledMountPaths() []TableEntry {
+	var rows []TableEntry
+	for _, p := range []string{"/./dev", "/./proc", "//proc", "/dev/", "/a/../proc", "/sys/.", "/proc//1", "/x/./../dev/shm"} {
+		for _, m := range mountPathManifests(p) {
+			rows = append(rows, Entry(fmt.Sprintf("%s mountPath %s", m.field, p), m.manifest, "mountPath must be a clean absolute path"))
+		}
+	}
+	return rows
+}
