@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 const (
@@ -62,7 +63,7 @@ func BenchmarkScaleFake(b *testing.B) {
 	heapPeak := e.agent.sampleHeapPeak(sampling, 250*time.Millisecond)
 
 	start := time.Now()
-	applied, err := e.createAll(ctx, ns, scaleSandboxes)
+	applied, err := e.createAll(ctx, scaleSandboxes, func(i int) client.Object { return session(ns, scaleName(i)) })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -131,9 +132,9 @@ func BenchmarkScaleFake(b *testing.B) {
 
 func scaleName(i int) string { return fmt.Sprintf("s-%04d", i) }
 
-// createAll creates n session Sandboxes in ns from scaleCreators clients at once and returns when each was
+// createAll creates object(0) … object(n-1) from scaleCreators clients at once and returns when each was
 // sent.
-func (e *env) createAll(ctx context.Context, ns string, n int) ([]time.Time, error) {
+func (e *env) createAll(ctx context.Context, n int, object func(i int) client.Object) ([]time.Time, error) {
 	sent := make([]time.Time, n)
 	next := make(chan int)
 	errs := make(chan error, scaleCreators)
@@ -142,7 +143,7 @@ func (e *env) createAll(ctx context.Context, ns string, n int) ([]time.Time, err
 		wg.Go(func() {
 			for i := range next {
 				sent[i] = time.Now()
-				if err := e.k8s.Create(ctx, session(ns, scaleName(i))); err != nil {
+				if err := e.k8s.Create(ctx, object(i)); err != nil {
 					select {
 					case errs <- err:
 					default: // one error is enough to report
