@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -158,6 +159,13 @@ func (v *dockerView) record(op, name string) {
 	v.log = append(v.log, op+" "+name)
 }
 
+// clear forgets the calls logged so far.
+func (v *dockerView) clear() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.log = nil
+}
+
 // calls returns the logged calls so far.
 func (v *dockerView) calls() []string {
 	v.mu.Lock()
@@ -256,6 +264,14 @@ func withCondition(sbx *dsv1alpha1.Sandbox, typ string, on bool, reason, message
 	return sbx
 }
 
+// condition is the Sandbox's condition typ; the zero Condition when it has none.
+func condition(sbx *dsv1alpha1.Sandbox, typ string) metav1.Condition {
+	if c := apimeta.FindStatusCondition(sbx.Status.Conditions, typ); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
 // withStarted records that the primary of the current topology started a moment ago.
 func withStarted(sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
 	sbx.Status.ContainerID = "recorded"
@@ -333,11 +349,17 @@ func (h *harness) makeNetwork(s *scope) {
 func (h *harness) primarySpec(s *scope) dd.ContainerSpec {
 	h.t.Helper()
 	h.makeNetwork(s)
+	h.makeVolume(s)
+	return h.r.primarySpec(s)
+}
+
+// makeVolume makes the workspace volume, without its holder.
+func (h *harness) makeVolume(s *scope) {
+	h.t.Helper()
 	_, err := h.docker.EnsureVolume(h.ctx, dd.VolumeSpec{
 		Name: s.volumeName(), Owner: s.names().WorkspaceOwner(), Role: dsv1alpha1.RoleWorkspace, SizeBytes: workspaceBytes(s.sbx.Spec.Workspace),
 	})
 	h.noErr(err)
-	return h.r.primarySpec(s)
 }
 
 // serviceSpec is s's instance of svc, with the network it joins made.
@@ -470,7 +492,7 @@ type stepCase struct {
 var building = outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonCreating}
 
 // runStepCases runs each case: its Docker state is built, a pass's scope observes it, the prior steps run
-// (each must go on), then the step under test.
+// (each must go on), then the step under test, whose Events and logged Docker calls alone are checked.
 func runStepCases(t *testing.T, under stepFn, cases []stepCase, prior ...stepFn) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -488,6 +510,7 @@ func runStepCases(t *testing.T, under stepFn, cases []stepCase, prior ...stepFn)
 				tc.faults(h)
 			}
 			h.recorded()
+			h.view.clear()
 			stop, err := under(h.r, h.ctx, s)
 			g.Expect(stop).To(Equal(tc.stop), "stop")
 			if tc.err {

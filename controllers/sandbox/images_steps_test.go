@@ -1,0 +1,162 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/dockerdriver/fake"
+)
+
+// Images of the image tests that the node does not hold until a case makes them so.
+const (
+	pulledImage = "dockside.dev/pulled:local"
+	pinnedImage = "dockside.dev/pinned@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+)
+
+func withImage(image string, policy dsv1alpha1.PullPolicy) func(*dsv1alpha1.Sandbox) {
+	return func(sbx *dsv1alpha1.Sandbox) { sbx.Spec.Image, sbx.Spec.ImagePullPolicy = image, policy }
+}
+
+func TestEnsureImages(t *testing.T) {
+	pullable := func(h *harness, s *scope) { h.docker.AddRegistryImage(pulledImage, fake.RegistryImage{}) }
+	noPulls := func(g Gomega, h *harness, s *scope) {
+		g.Expect(h.docker.Calls(fake.OpPullImage)).To(BeZero())
+	}
+	runStepCases(t, (*SandboxReconciler).ensureImages, []stepCase{
+		{
+			name:  "images the node holds let the start go on, without a pull",
+			sbx:   atTopology(newSandbox("s"), 1),
+			check: noPulls,
+		},
+		{
+			name: "a start that is over needs no image",
+			sbx:  withStarted(atTopology(newSandbox("s", withImage(pulledImage, "")), 1)),
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(h.docker.Calls(fake.OpInspectImage)).To(BeZero())
+			},
+		},
+		{
+			name:    "an image missing from the node is pulled in the background while the pass waits",
+			sbx:     atTopology(newSandbox("s", withImage(pulledImage, "")), 1),
+			docker:  pullable,
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePulling},
+			message: "pulling image " + pulledImage + " for the primary container",
+			events:  []string{"Normal " + EventPulling},
+		},
+		{
+			name:    "a service's image is waited for too",
+			sbx:     atTopology(newSandbox("s", withServices("db")), 1, newService("db")),
+			objects: []client.Object{newService("db", func(svc *dsv1alpha1.SandboxService) { svc.Spec.Image = pulledImage })},
+			docker:  pullable,
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePulling},
+			message: "for service db",
+			events:  []string{"Normal " + EventPulling},
+		},
+		{
+			name:    "a node that runs only pinned images refuses an unpinned one",
+			sbx:     atTopology(newSandbox("s"), 1),
+			docker:  func(h *harness, s *scope) { h.r.Options.RequireDigest = true },
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageNotPinned},
+			message: testImage,
+			check:   noPulls,
+		},
+		{
+			name:   "pull policy Never and no image on the node: Stalled, looked at again later",
+			sbx:    atTopology(newSandbox("s", withImage(pulledImage, dsv1alpha1.PullNever)), 1),
+			docker: pullable,
+			stop:   true,
+			want:   outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageNotPresent},
+			check: func(g Gomega, h *harness, s *scope) {
+				noPulls(g, h, s)
+				g.Expect(s.recheck).To(Equal(specRetry))
+			},
+		},
+		{
+			name: "an image with a VOLUME no mount covers is refused",
+			sbx:  atTopology(newSandbox("s", withImage(pulledImage, "")), 1),
+			docker: func(h *harness, s *scope) {
+				h.docker.AddImage(pulledImage, dd.ImageInfo{Volumes: []string{"/data", "/workspace"}})
+			},
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageDeclaresVolumes},
+			message: "declares VOLUME /data;",
+		},
+		{
+			name:    "Docker unavailable while inspecting an image: retried",
+			sbx:     atTopology(newSandbox("s"), 1),
+			faults:  func(h *harness) { h.docker.FailNext(fake.OpInspectImage, dd.KindUnavailable) },
+			stop:    true,
+			err:     true,
+			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonDockerUnavailable},
+			message: "inspecting the image of the primary container failed",
+		},
+	}, (*SandboxReconciler).trackStartup)
+}
+
+// TestEnsureImagesAfterAPull follows a pull to its end: the pass that starts it waits, and the pass after it
+// ends goes on, or refuses what it brought.
+func TestEnsureImagesAfterAPull(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		image   string
+		digest  string // what the registry reports for the pull
+		stop    bool
+		want    outcome
+		message string
+	}{
+		{name: "the image brought lets the start go on", image: pulledImage, want: building},
+		{name: "a pinned image brought at its digest lets the start go on", image: pinnedImage, want: building},
+		{
+			name: "a pinned image that brought other content is refused", image: pinnedImage, digest: "sha256:" + strings.Repeat("b", 64),
+			stop: true, want: outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageDigestMismatch},
+			message: "not the digest it is pinned to",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			sbx := atTopology(newSandbox("s", withImage(tc.image, "")), 1)
+			h := newHarness(t, sbx.DeepCopy())
+			h.docker.AddRegistryImage(tc.image, fake.RegistryImage{Digest: tc.digest})
+			pass := func() (*scope, bool, error) {
+				s := h.scope(sbx)
+				h.continues(h.r.trackStartup(h.ctx, s))
+				stop, err := h.r.ensureImages(h.ctx, s)
+				return s, stop, err
+			}
+
+			s, stop, err := pass()
+			g.Expect(stop).To(BeTrue())
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePulling))
+			g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventPulling}))
+			select {
+			case <-h.pulled:
+			case <-time.After(time.Minute):
+				t.Fatal("the pull never ended")
+			}
+
+			s, stop, err = pass()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(stop).To(Equal(tc.stop))
+			g.Expect(s.outcome.message).To(ContainSubstring(tc.message))
+			s.outcome.message = ""
+			g.Expect(s.outcome).To(Equal(tc.want))
+			g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventPulled}), "the pull's end is news once")
+			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(1))
+
+			_, stop, err = pass()
+			g.Expect(stop).To(Equal(tc.stop))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(h.recorded()).To(BeEmpty(), "no news")
+		})
+	}
+}

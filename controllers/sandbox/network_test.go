@@ -1,0 +1,166 @@
+package sandbox
+
+import (
+	"net/netip"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/controllers/status"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/dockerdriver/fake"
+)
+
+func withNetwork(mode dsv1alpha1.NetworkMode) func(*dsv1alpha1.Sandbox) {
+	return func(sbx *dsv1alpha1.Sandbox) { sbx.Spec.Network.Mode = mode }
+}
+
+// withSubnets gives the reconciler a pool of topology subnets; a /28 pool holds exactly one.
+func (h *harness) withSubnets(cidr string) {
+	h.t.Helper()
+	pool, err := NewTopologySubnets(cidr)
+	h.noErr(err)
+	h.r.Subnets = pool
+}
+
+func TestEnsureNetwork(t *testing.T) {
+	db := newService("db")
+	withDB := []client.Object{newService("db")}
+	noNetwork := func(attachment dd.NetworkAttachment) func(g Gomega, h *harness, s *scope) {
+		return func(g Gomega, h *harness, s *scope) {
+			g.Expect(s.attachment).To(Equal(attachment))
+			g.Expect(h.docker.Calls(fake.OpEnsureNetwork)).To(BeZero())
+			g.Expect(s.sbx.Status.NetworkID).To(BeEmpty())
+		}
+	}
+	ownNetwork := func(internal bool) func(g Gomega, h *harness, s *scope) {
+		return func(g Gomega, h *harness, s *scope) {
+			n := h.network(s.networkName())
+			g.Expect(n.Exists).To(BeTrue())
+			g.Expect(n.Internal).To(Equal(internal), "internal")
+			g.Expect(n.ICC).To(BeTrue(), "its own containers reach each other")
+			g.Expect(s.sbx.Status.NetworkID).To(Equal(n.ID))
+			g.Expect(s.attachment).To(Equal(dd.NetworkAttachment{Name: s.networkName(), Aliases: []string{"s"}}))
+		}
+	}
+	shared := dd.NetworkAttachment{Name: dd.NodeNetworkName(testNode)}
+	runStepCases(t, (*SandboxReconciler).ensureNetwork, []stepCase{
+		{
+			name:  "None without services: no network at all",
+			sbx:   atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkNone)), 1),
+			check: noNetwork(dd.NetworkAttachment{}),
+		},
+		{
+			name:  "no mode (the default, None) without services: no network at all",
+			sbx:   atTopology(newSandbox("s"), 1),
+			check: noNetwork(dd.NetworkAttachment{}),
+		},
+		{
+			name:  "Isolated without services: the node's shared bridge, made later by ensurePrimary",
+			sbx:   atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkIsolated)), 1),
+			check: noNetwork(shared),
+		},
+		{
+			name:  "Unrestricted without services: the node's shared bridge",
+			sbx:   atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkUnrestricted)), 1),
+			check: noNetwork(shared),
+		},
+		{
+			name:    "None with services: a network of its own, internal",
+			sbx:     atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkNone), withServices("db")), 1, db),
+			objects: withDB,
+			events:  []string{"Normal " + EventNetworkCreated},
+			check:   ownNetwork(true),
+		},
+		{
+			name:    "Isolated with services: a network of its own with egress",
+			sbx:     atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkIsolated), withServices("db")), 1, db),
+			objects: withDB,
+			events:  []string{"Normal " + EventNetworkCreated},
+			check:   ownNetwork(false),
+		},
+		{
+			name:    "a network made by an earlier pass is used as it is",
+			sbx:     atTopology(newSandbox("s", withServices("db")), 1, db),
+			objects: withDB,
+			docker:  func(h *harness, s *scope) { h.makeNetwork(s) },
+			check: func(g Gomega, h *harness, s *scope) {
+				ownNetwork(true)(g, h, s)
+				g.Expect(h.docker.Calls(fake.OpEnsureNetwork)).To(Equal(1), "only the setup's")
+			},
+		},
+		{
+			name:    "the network gets a subnet of the node's pool",
+			sbx:     atTopology(newSandbox("s", withServices("db")), 1, db),
+			objects: withDB,
+			docker:  func(h *harness, s *scope) { h.withSubnets("10.120.0.0/24") },
+			events:  []string{"Normal " + EventNetworkCreated},
+			check: func(g Gomega, h *harness, s *scope) {
+				n := h.network(s.networkName())
+				sub := netip.MustParsePrefix(n.Subnet)
+				g.Expect(sub.Bits()).To(Equal(TopologySubnetBits))
+				g.Expect(netip.MustParsePrefix("10.120.0.0/24").Contains(sub.Addr())).To(BeTrue())
+				g.Expect(n.Labels[dsv1alpha1.LabelSubnet]).To(Equal(n.Subnet))
+			},
+		},
+		{
+			name:    "with every subnet of the pool held, the Sandbox waits Pending for one",
+			sbx:     atTopology(newSandbox("s", withServices("db")), 1, db),
+			objects: withDB,
+			docker: func(h *harness, s *scope) {
+				h.withSubnets("10.120.0.0/28")
+				_, err := h.r.Subnets.pool.Allocate("another-sandbox")
+				h.noErr(err)
+			},
+			stop: true,
+			want: outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonNoFreeSubnet},
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(h.network(s.networkName()).Exists).To(BeFalse())
+				g.Expect(s.recheck).To(Equal(bindRetry))
+			},
+		},
+		{
+			name:    "a subnet taken by a network outside the agent's bookkeeping is given up for another",
+			sbx:     atTopology(newSandbox("s", withServices("db")), 1, db),
+			objects: withDB,
+			docker:  func(h *harness, s *scope) { h.withSubnets("10.120.0.0/27") },
+			faults:  func(h *harness) { h.docker.FailNext(fake.OpEnsureNetwork, dd.KindConflict) },
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonNetworkFailed},
+			message: "taken by a network this agent did not make",
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(s.recheck).To(Equal(status.StaleRetry))
+				next := newScope(s.sbx)
+				h.continues(h.r.observe(h.ctx, next))
+				h.continues(h.r.resolveSpec(h.ctx, next))
+				h.continues(h.r.ensureNetwork(h.ctx, next))
+				g.Expect(h.network(s.networkName()).Subnet).To(Equal("10.120.0.16/28"), "the next pass takes the other subnet")
+			},
+		},
+		{
+			name: "a Sandbox that no longer has a network of its own frees its subnet",
+			sbx:  atTopology(newSandbox("s"), 2),
+			docker: func(h *harness, s *scope) {
+				h.withSubnets("10.120.0.0/28")
+				_, err := h.r.Subnets.pool.Allocate(string(s.sbx.UID))
+				h.noErr(err)
+			},
+			check: func(g Gomega, h *harness, s *scope) {
+				_, err := h.r.Subnets.pool.Allocate("another-sandbox")
+				g.Expect(err).NotTo(HaveOccurred())
+			},
+		},
+		{
+			name:    "Docker unavailable while making the network: retried",
+			sbx:     atTopology(newSandbox("s", withServices("db")), 1, db),
+			objects: withDB,
+			faults:  func(h *harness) { h.docker.FailNext(fake.OpEnsureNetwork, dd.KindUnavailable) },
+			stop:    true,
+			err:     true,
+			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonDockerUnavailable},
+			message: "creating the topology network failed",
+		},
+	})
+}
