@@ -42,7 +42,8 @@ var _ = Describe("make run's process (dockside-dev)", func() {
 		exited := make(chan error, 1)
 		go func() { exited <- run.Wait() }()
 
-		Eventually(func() string { return out.String() }, 60*time.Second, 200*time.Millisecond).
+		// Its control plane has controlPlaneStartTimeout to come up, then the CRDs are installed.
+		Eventually(func() string { return out.String() }, 3*time.Minute, 200*time.Millisecond).
 			Should(ContainSubstring("export KUBECONFIG=" + kubeconfig))
 		Eventually(func() error {
 			return exec.CommandContext(ctx, cp.KubectlPath, "--kubeconfig="+kubeconfig, "get", "crd", "sandboxes.dockside.dev").Run()

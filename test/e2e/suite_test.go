@@ -30,8 +30,16 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "end to end: agent, kube-apiserver, Docker, kubectl")
 }
 
+// controlPlaneStartTimeout replaces envtest's 20 s for etcd and kube-apiserver to come up: on a busy 2-core
+// machine kube-apiserver has taken longer (seen at a load average of 30). The variable is envtest's own, and
+// the dockside-dev a spec starts inherits it.
+const controlPlaneStartTimeout = "2m"
+
 var _ = BeforeSuite(func() {
 	Expect(dockerReachable()).To(Succeed())
+	if os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT") == "" {
+		Expect(os.Setenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", controlPlaneStartTimeout)).To(Succeed())
+	}
 	dir := GinkgoT().TempDir()
 	var err error
 	cp, err = controlplane.Start(controlplane.Options{
