@@ -26,6 +26,9 @@ import (
 type Driver interface {
 	// Ping checks that the daemon answers and reports its version.
 	Ping(ctx context.Context) (Version, error)
+	// Security reports the confinement the daemon applies to every container (its seccomp profile), which
+	// the agent checks once at start-up.
+	Security(ctx context.Context) (SecurityInfo, error)
 
 	// InspectImage reports whether an image is present locally and what it declares. Absent is not an error.
 	InspectImage(ctx context.Context, ref string) (ImageInfo, error)

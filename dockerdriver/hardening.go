@@ -39,6 +39,7 @@ func createRequest(node string, spec ContainerSpec) (*container.Config, *contain
 			MemorySwap: spec.Resources.MemoryBytes, // equal to Memory: no swap on top
 			NanoCPUs:   spec.Resources.NanoCPUs,
 			PidsLimit:  &pids,
+			Ulimits:    ulimits(),
 		},
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
 	}

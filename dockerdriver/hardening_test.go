@@ -3,6 +3,7 @@ package dockerdriver
 import (
 	"testing"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	. "github.com/onsi/gomega"
 
@@ -36,6 +37,10 @@ func TestCreateRequestHardensEveryContainer(t *testing.T) {
 	g.Expect(host.MemorySwap).To(Equal(s.Resources.MemoryBytes))
 	g.Expect(host.NanoCPUs).To(Equal(s.Resources.NanoCPUs))
 	g.Expect(*host.PidsLimit).To(Equal(s.Resources.PIDs))
+	g.Expect(host.Ulimits).To(ConsistOf(
+		HaveValue(Equal(container.Ulimit{Name: "core", Soft: 0, Hard: 0})),
+		HaveValue(Equal(container.Ulimit{Name: "nofile", Soft: maxOpenFiles, Hard: maxOpenFiles})),
+	))
 	g.Expect(host.LogConfig.Config).To(HaveKey("max-size"))
 	g.Expect(host.Mounts).To(HaveLen(2))
 	for _, m := range host.Mounts {

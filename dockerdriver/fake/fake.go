@@ -27,6 +27,7 @@ type Driver struct {
 	unavailable bool
 	execHandler ExecHandler
 	streams     []*stream
+	noSeccomp   bool // the daemon applies no seccomp profile; see SetSeccomp
 }
 
 var _ dd.Driver = (*Driver)(nil)

@@ -11,6 +11,7 @@ type Op string
 
 const (
 	OpPing             Op = "Ping"
+	OpSecurity         Op = "Security"
 	OpInspectImage     Op = "InspectImage"
 	OpPullImage        Op = "PullImage"
 	OpEnsureNetwork    Op = "EnsureNetwork"
@@ -37,7 +38,7 @@ const (
 
 // phases is the phase a real driver would name for a failure of each operation.
 var phases = map[Op]dd.Phase{
-	OpPing: dd.PhaseConnect, OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage,
+	OpPing: dd.PhaseConnect, OpSecurity: dd.PhaseConnect, OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage,
 	OpEnsureNetwork: dd.PhaseNetwork, OpObserveNetwork: dd.PhaseObserve, OpRemoveNetwork: dd.PhaseRemove,
 	OpListNetworks: dd.PhaseObserve, OpEnsureVolume: dd.PhaseVolume, OpObserveVolume: dd.PhaseObserve,
 	OpRemoveVolume: dd.PhaseRemove, OpListVolumes: dd.PhaseObserve, OpEnsureContainer: dd.PhaseCreate,

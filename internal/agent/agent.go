@@ -59,6 +59,10 @@ type Options struct {
 	RequireDigest bool      // refuse images not pinned by digest
 	HolderImage   string    // default dockside.dev/holder:local
 
+	// AllowNoSeccomp lets the agent run on a daemon that applies no seccomp profile; without it New refuses
+	// such a daemon (see checkSeccomp).
+	AllowNoSeccomp bool
+
 	// LeaderElection holds the Lease LeaseName(Node) in LeaseNamespace (default kube-system), so that two
 	// agents never act for one node at once; the second waits until the first lets go.
 	LeaderElection bool
@@ -144,6 +148,9 @@ func setDefault[T comparable](v *T, def T) {
 // background work (image pulls, wakeups at startup deadlines) ends with it.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	if err := checkSeccomp(ctx, opts.Driver, opts.DockerTimeout, opts.AllowNoSeccomp, ctrl.LoggerFrom(ctx).WithName("agent")); err != nil {
 		return nil, err
 	}
 	scheme := runtime.NewScheme()

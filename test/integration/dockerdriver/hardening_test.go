@@ -5,6 +5,7 @@ package dockerdriver_test
 import (
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -63,6 +64,34 @@ var _ = Describe("Hardening", func() {
 		Expect(string(status.Stdout)).To(MatchRegexp(`CapPrm:\s+0000000000000000`))
 		Expect(string(status.Stdout)).To(MatchRegexp(`CapEff:\s+0000000000000000`))
 		Expect(string(status.Stdout)).To(MatchRegexp(`NoNewPrivs:\s+1`))
+	})
+
+	It("sets core and open-file limits that no process can raise, on every role, under Docker's seccomp filter", func(ctx SpecContext) {
+		info, err := driver.Security(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		_, on := info.Seccomp()
+		Expect(on).To(BeTrue(), "the daemon the tests run on applies a seccomp profile: %v", info.Options)
+
+		o := newOwner("ulimits")
+		for _, s := range []dd.ContainerSpec{spec(o, dsv1alpha1.RolePrimary, ""), spec(o, dsv1alpha1.RoleService, "db"), spec(o, dsv1alpha1.RoleHolder, "")} {
+			run(ctx, s)
+			c, err := docker.ContainerInspect(ctx, s.Name)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(c.HostConfig.Ulimits).To(ConsistOf(
+				HaveValue(Equal(container.Ulimit{Name: "core", Soft: 0, Hard: 0})),
+				HaveValue(Equal(container.Ulimit{Name: "nofile", Soft: 1024, Hard: 1024})),
+			), s.Role)
+
+			// What the processes get: the container's first process and an exec alike.
+			limits := sh(ctx, s.Name, `grep -E '^Max (core file size|open files)' /proc/1/limits; ulimit -c; ulimit -Hc; ulimit -n; ulimit -Hn; grep '^Seccomp:' /proc/self/status`, 10*time.Second)
+			Expect(string(limits.Stdout)).To(MatchRegexp(`Max core file size\s+0\s+0\s+bytes`), s.Role)
+			Expect(string(limits.Stdout)).To(MatchRegexp(`Max open files\s+1024\s+1024\s+files`), s.Role)
+			Expect(string(limits.Stdout)).To(HaveSuffix("0\n0\n1024\n1024\nSeccomp:\t2\n"), "%s: seccomp mode 2 is a filter", s.Role)
+
+			// Raising a hard limit needs CAP_SYS_RESOURCE, which no container has.
+			raise := sh(ctx, s.Name, "ulimit -c unlimited || echo core refused; ulimit -Hn 4096 || echo nofile refused", 10*time.Second)
+			Expect(string(raise.Stdout)).To(Equal("core refused\nnofile refused\n"), s.Role)
+		}
 	})
 
 	It("runs without any network when none is asked for", func(ctx SpecContext) {
