@@ -121,3 +121,22 @@ func TestEnsureLifecycle(t *testing.T) {
 		},
 	})
 }
+
+// TestReconcileKeepsAPausedSandboxPausedDuringACapture: while a capture holds a Sandbox that its spec keeps
+// Paused, a pass leaves it frozen and says so.
+func TestReconcileKeepsAPausedSandboxPausedDuringACapture(t *testing.T) {
+	g := NewWithT(t)
+	h, sbx := converged(t, g)
+	sbx.Spec.Lifecycle = dsv1alpha1.LifecyclePaused
+	g.Expect(h.client.Update(h.ctx, sbx)).To(Succeed())
+	paused := h.passUntil(g, sbx, 2, func(sbx *dsv1alpha1.Sandbox) bool { return sbx.Status.Phase == dsv1alpha1.SandboxPaused })
+
+	h.r.Freezes.Hold(paused.UID)
+	_, err := h.pass(sbx)
+	g.Expect(err).NotTo(HaveOccurred())
+	got := h.get(sbx)
+	g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxPaused))
+	g.Expect(condition(got, dsv1alpha1.ConditionReady).Reason).To(Equal(dsv1alpha1.ReasonPaused))
+	g.Expect(got.ResourceVersion).To(Equal(paused.ResourceVersion), "nothing to write: the status is as it was")
+	g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StatePaused))
+}

@@ -317,6 +317,20 @@ func TestRemoveFailedStart(t *testing.T) {
 			},
 		},
 		{
+			name:    "a start poisoned before its primary ran frees its topology subnet with its network",
+			sbx:     poisoned(atTopology(newSandbox("s", withServices("db")), 1, db)),
+			objects: []client.Object{newService("db")},
+			docker: func(h *harness, s *scope) {
+				h.withSubnets("10.120.0.0/28") // one subnet, which the Sandbox's network takes
+				builtButNotStarted(h, s)
+			},
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(h.network(s.networkName()).Exists).To(BeFalse())
+				_, err := h.r.Subnets.pool.Allocate("another-sandbox")
+				g.Expect(err).NotTo(HaveOccurred(), "the subnet is free for another Sandbox")
+			},
+		},
+		{
 			name:    "a topology poisoned after its primary ran is kept for holdSettled to stop",
 			sbx:     poisoned(atTopology(newSandbox("s", withServices("db")), 1, db)),
 			objects: []client.Object{newService("db")},
