@@ -9,16 +9,22 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
+// pausedMessage is what a Sandbox frozen as its spec asks reports.
+const pausedMessage = "frozen as spec.lifecycle asks; processes, memory and files are kept"
+
 // ensureLifecycle freezes or thaws the topology as spec.lifecycle asks (cgroup freezer: processes, memory
 // and files are kept). It freezes the primary first and thaws it last, so the untrusted code never runs
 // while a service it talks to is frozen.
 func (r *SandboxReconciler) ensureLifecycle(ctx context.Context, s *scope) (bool, error) {
+	pause := s.sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused
 	if r.Freezes.Held(s.sbx.UID) {
 		s.after(status.StaleRetry) // a capture froze the primary for a moment; look again once it has thawed it
+		if pause && status.IsTrue(s.sbx, dsv1alpha1.ConditionPaused) {
+			s.ready(dsv1alpha1.SandboxPaused, dsv1alpha1.ReasonPaused, pausedMessage) // frozen before the capture, and after it
+		}
 		return false, nil
 	}
 	order := s.topologyContainers() // services in start order, then the primary
-	pause := s.sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused
 	if pause {
 		slices.Reverse(order)
 	}
@@ -47,7 +53,7 @@ func (r *SandboxReconciler) ensureLifecycle(ctx context.Context, s *scope) (bool
 		return false, nil
 	}
 	status.Set(s.sbx, dsv1alpha1.ConditionPaused, true, dsv1alpha1.ReasonPaused, "every container of the Sandbox is frozen")
-	s.ready(dsv1alpha1.SandboxPaused, dsv1alpha1.ReasonPaused, "frozen as spec.lifecycle asks; processes, memory and files are kept")
+	s.ready(dsv1alpha1.SandboxPaused, dsv1alpha1.ReasonPaused, pausedMessage)
 	if changed {
 		r.event(s.sbx, false, EventPaused, "Pause", "every container of the Sandbox frozen")
 	}

@@ -123,5 +123,6 @@ func (r *SandboxReconciler) removeFailedStart(ctx context.Context, s *scope) (bo
 		return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing what the failed start built", err)
 	}
 	s.sbx.Status.NetworkID = ""
+	r.releaseSubnet(string(s.sbx.UID)) // no network of the Sandbox is left to hold it
 	return false, nil
 }
