@@ -11,6 +11,9 @@ const (
 	ReasonSandboxOnOtherNode = "SandboxOnOtherNode" // the Sandbox now runs on a node other than the Checkpoint's
 	ReasonSandboxPoisoned    = "SandboxPoisoned"    // the Sandbox's topology is poisoned; nothing to capture
 	ReasonCaptureFailed      = "CaptureFailed"      // the copy out or the store failed
+	ReasonCaptureTooLarge    = "CaptureTooLarge"    // the archive passed the workspace's size plus archive overhead
+	ReasonStoreFull          = "StoreFull"          // the node's checkpoint store has no room for the capture
+	ReasonWaitingForStore    = "WaitingForStore"    // captures under way hold the room this capture needs
 	ReasonArchiveMissing     = "ArchiveMissing"     // the stored archive is gone from the node
 	ReasonArchiveCorrupt     = "ArchiveCorrupt"     // the stored archive no longer matches its digest
 )

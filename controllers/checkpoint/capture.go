@@ -17,6 +17,7 @@ import (
 	"github.com/dockside-dev/dockside/controllers/sandbox"
 	"github.com/dockside-dev/dockside/controllers/status"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/archive"
 )
 
 // thawTimeout bounds the thaw after a capture; it runs even when the pass's context has ended, since a
@@ -26,28 +27,33 @@ const thawTimeout = 30 * time.Second
 // errNotRunning: the primary is neither running nor paused, so there is no live workspace to capture.
 var errNotRunning = errors.New("the primary container is not running")
 
-// capture freezes the Sandbox's primary if it runs (a paused one stays paused), copies the workspace (or
-// the listed paths) out through the workspace holder into a temporary file, thaws, and only then hashes and
-// stores the archive: the Sandbox is frozen for the copy alone, and the archive is streamed, never held in
-// memory.
+// storeRetry is how soon a capture waiting for room that captures under way hold looks again.
+const storeRetry = 2 * time.Second
+
+// capture reserves room in the node's store for the most the capture may write (captureBound), freezes the
+// Sandbox's primary if it runs (a paused one stays paused), copies the workspace (or the listed paths) out
+// through the workspace holder into a temporary file, cut off at that bound, thaws, and only then hashes
+// and stores the archive: the Sandbox is frozen for the copy alone, and the archive is streamed, never held
+// in memory.
 func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	if !r.Freezes.Hold(sbx.UID) {
 		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil // another Checkpoint of this Sandbox is being captured
 	}
 	start := time.Now()
-	f, err := r.Store.Create()
+	bound := captureBound(sbx.Spec.Workspace.Size.Value())
+	c, err := r.Store.Create(bound)
 	if err != nil {
 		r.Freezes.Release(sbx.UID)
-		return ctrl.Result{}, err
+		return r.storeRefused(ckpt, err)
 	}
-	frozen, err := r.copyOut(ctx, sbx, ckpt.Spec.Paths, f)
+	frozen, err := r.copyOut(ctx, sbx, ckpt.Spec.Paths, &boundedWriter{w: c, left: bound})
 	r.Freezes.Release(sbx.UID)
 	r.Wake(client.ObjectKeyFromObject(sbx)) // its lifecycle was left alone meanwhile
 	if err != nil {
-		r.Store.Discard(f)
-		return r.captureFailed(ckpt, sbx, err)
+		r.Store.Discard(c)
+		return r.captureFailed(ckpt, sbx, bound, err)
 	}
-	a, err := r.Store.Commit(f, string(ckpt.UID))
+	a, err := r.Store.Commit(c, string(ckpt.UID))
 	if err != nil {
 		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "storing the archive on node %s failed: %v", r.Options.Node, err)
 		return ctrl.Result{}, nil
@@ -66,15 +72,38 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Che
 	return ctrl.Result{RequeueAfter: r.Options.RecheckPeriod}, nil
 }
 
+// storeRefused handles a store without room for the capture: the Checkpoint waits while captures under
+// way hold the room (they may give it back) and fails for good when the archives kept fill the store. Any
+// other error (the store's folder not writable) is retried with backoff.
+func (r *CheckpointReconciler) storeRefused(ckpt *dsv1alpha1.Checkpoint, err error) (ctrl.Result, error) {
+	var full *archive.FullError
+	switch {
+	case errors.As(err, &full) && full.Transient():
+		r.wait(ckpt, dsv1alpha1.CheckpointCapturing, dsv1alpha1.ReasonWaitingForStore,
+			"waiting for captures under way on node %s: %v (the workspace's size plus archive overhead)", r.Options.Node, err)
+		return ctrl.Result{RequeueAfter: storeRetry}, nil
+	case errors.As(err, &full):
+		r.fail(ckpt, dsv1alpha1.ReasonStoreFull,
+			"the checkpoint store of node %s is full: %v (the workspace's size plus archive overhead); delete Checkpoints stored there or raise the agent's --checkpoint-store-bytes", r.Options.Node, err)
+		return ctrl.Result{}, nil
+	default:
+		return ctrl.Result{}, err
+	}
+}
+
 // captureFailed fails the Checkpoint for good, saying which part failed, except when Docker could not be
-// reached (nothing happened): that is retried with backoff.
-func (r *CheckpointReconciler) captureFailed(ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox, err error) (ctrl.Result, error) {
+// reached (nothing happened): that is retried with backoff. bound is what the capture was cut off at.
+func (r *CheckpointReconciler) captureFailed(ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox, bound int64, err error) (ctrl.Result, error) {
 	switch {
 	case dd.IsUnavailable(err):
 		r.wait(ckpt, dsv1alpha1.CheckpointCapturing, dsv1alpha1.ReasonDockerUnavailable, "Docker did not answer; retrying")
 		return ctrl.Result{}, err
 	case errors.Is(err, errNotRunning):
 		r.fail(ckpt, dsv1alpha1.ReasonSandboxNotRunning, "the primary container of Sandbox %q is not running", sbx.Name)
+	case errors.Is(err, errCaptureTooLarge):
+		r.fail(ckpt, dsv1alpha1.ReasonCaptureTooLarge,
+			"the workspace archive of Sandbox %q passed %d bytes, the workspace's size (%s) plus archive overhead (an eighth and 1 MiB); sparse or oversized files, or very many empty files and folders, are not captured; nothing was stored",
+			sbx.Name, bound, sbx.Spec.Workspace.Size.String())
 	default:
 		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "capturing the workspace of Sandbox %q failed: %v", sbx.Name, err)
 	}

@@ -44,6 +44,9 @@ const (
 	DefaultHolderImage    = "dockside.dev/holder:local"
 	DefaultLeaseNamespace = "kube-system"
 	DefaultCheckpointDir  = "/var/lib/dockside/checkpoints"
+	// DefaultCheckpointStoreBytes bounds the node's Checkpoint archives: room for one capture of the
+	// largest workspace (8Gi, 9 GiB and 1 MiB with archive overhead) on a disk that is not the agent's alone.
+	DefaultCheckpointStoreBytes = 10 << 30
 	// DefaultTopologyPool holds 4096 topology subnets (/28) and stays clear of Docker's default pools
 	// (172.17-31.x, 192.168.x), home networks (192.168.x), Kubernetes' usual service and pod ranges
 	// (10.0.0.0/16, 10.96.0.0/12, 10.244.0.0/16, k3s' 10.42-43.x, weave's 10.32.0.0/12) and Google Cloud's
@@ -89,9 +92,13 @@ type Options struct {
 
 	// CheckpointDir keeps the node's Checkpoint archives, in <CheckpointDir>/<Node>; "" turns Checkpoints
 	// and restores off on this agent.
-	CheckpointDir  string
-	CaptureTimeout time.Duration // bound on copying one workspace out (the Sandbox is frozen meanwhile); default 5m
-	ArchiveRecheck time.Duration // how often a Ready Checkpoint's archive is looked for on disk; default 1m
+	CheckpointDir string
+	// CheckpointStoreBytes is the most the node's archives, and captures under way, take on disk; a
+	// Checkpoint that could pass it fails (StoreFull) instead. Default DefaultCheckpointStoreBytes; there is
+	// no unlimited setting.
+	CheckpointStoreBytes int64
+	CaptureTimeout       time.Duration // bound on copying one workspace out (the Sandbox is frozen meanwhile); default 5m
+	ArchiveRecheck       time.Duration // how often a Ready Checkpoint's archive is looked for on disk; default 1m
 
 	// TopologyPool is the IPv4 range from which the networks of Sandboxes with services get their /28
 	// subnets; default DefaultTopologyPool. Agents sharing one Docker daemon are best given disjoint pools
@@ -131,6 +138,10 @@ func (o *Options) defaults() error {
 	if o.MaxExecOutputBytes <= 0 || o.MaxExecOutputBytes > dsv1alpha1.MaxExecutionOutputBytes {
 		o.MaxExecOutputBytes = dsv1alpha1.MaxExecutionOutputBytes
 	}
+	if o.CheckpointStoreBytes < 0 {
+		return fmt.Errorf("the checkpoint store's limit must be a positive number of bytes, not %d", o.CheckpointStoreBytes)
+	}
+	setDefault(&o.CheckpointStoreBytes, DefaultCheckpointStoreBytes)
 	setDefault(&o.CaptureTimeout, 5*time.Minute)
 	setDefault(&o.ArchiveRecheck, time.Minute)
 	setDefault(&o.TopologyPool, DefaultTopologyPool)
@@ -181,7 +192,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	var store *archive.Store
 	if opts.CheckpointDir != "" {
-		if store, err = archive.Open(filepath.Join(opts.CheckpointDir, opts.Node)); err != nil {
+		if store, err = archive.Open(filepath.Join(opts.CheckpointDir, opts.Node), opts.CheckpointStoreBytes); err != nil {
 			return nil, err
 		}
 	}

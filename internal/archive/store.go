@@ -10,6 +10,10 @@
 //	tmp/                  captures being written; emptied when the store is opened
 //
 // The folder is the agent's own: one store per node name (two agents sharing it would race on removals).
+//
+// The store has a limit in bytes. A capture reserves, before it writes anything, the most it may write; the
+// archives kept plus the reservations of captures under way never pass the limit, so a node's disk is never
+// filled by Checkpoints, whatever the captures hold.
 package archive
 
 import (
@@ -49,13 +53,43 @@ type Archive struct {
 
 // Store keeps archives content-addressed in one folder. Its methods are safe for concurrent use.
 type Store struct {
-	dir string
-	mu  sync.Mutex // orders reference changes with the removal of unreferenced archives
+	dir      string
+	limit    int64      // most bytes of archives kept and reserved
+	mu       sync.Mutex // orders reference changes with the removal of unreferenced archives; guards the sizes
+	stored   int64      // bytes of the files in sha256/ (corrupt ones set aside too: they hold the disk)
+	reserved int64      // bytes reserved by captures under way
 }
 
-// Open opens (creating it if needed) the store in dir and removes captures a previous agent left unfinished.
-func Open(dir string) (*Store, error) {
-	s := &Store{dir: dir}
+// FullError says that the store has no room for a capture that may write up to Want bytes.
+type FullError struct {
+	Want     int64 // the most the capture may write
+	Stored   int64 // bytes of the archives kept
+	Reserved int64 // bytes reserved by other captures under way
+	Limit    int64 // the store's limit
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("the checkpoint store holds %d bytes of archives, captures under way reserve %d more, and its limit is %d bytes: no room for a capture of up to %d bytes",
+		e.Stored, e.Reserved, e.Limit, e.Want)
+}
+
+// Transient tells whether only captures under way stand in the way: the room may come back when they end.
+func (e *FullError) Transient() bool { return e.Stored+e.Want <= e.Limit }
+
+// Capture is an archive being written: a temporary file, with room for up to most bytes reserved in the
+// store until Commit or Discard.
+type Capture struct {
+	*os.File
+	most int64
+}
+
+// Open opens (creating it if needed) the store in dir with a limit of limit bytes, removes captures a
+// previous agent left unfinished and counts the archives kept.
+func Open(dir string, limit int64) (*Store, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("checkpoint store %s: the limit must be a positive number of bytes, not %d", dir, limit)
+	}
+	s := &Store{dir: dir, limit: limit}
 	if err := os.RemoveAll(s.path("tmp")); err != nil {
 		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
 	}
@@ -64,33 +98,55 @@ func Open(dir string) (*Store, error) {
 			return nil, fmt.Errorf("checkpoint store %s is not writable: %w", dir, err)
 		}
 	}
+	stored, err := sizeOf(s.path("sha256"))
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
+	}
+	s.stored = stored
 	return s, nil
 }
 
-// Create starts a new archive: a temporary file that Commit stores or Discard drops.
-func (s *Store) Create() (*os.File, error) {
-	return os.CreateTemp(s.path("tmp"), "capture-*.tar")
+// Create starts a new archive that may take up to most bytes: a temporary file that Commit stores or
+// Discard drops. It reserves the room first, and fails with a *FullError when the archives kept and the
+// reservations of other captures leave less than most under the limit.
+func (s *Store) Create(most int64) (*Capture, error) {
+	if err := s.reserve(most); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(s.path("tmp"), "capture-*.tar")
+	if err != nil {
+		s.unreserve(most)
+		return nil, err
+	}
+	return &Capture{File: f, most: most}, nil
 }
 
-// Discard drops an archive started with Create and not committed.
-func (s *Store) Discard(f *os.File) {
-	f.Close()
-	os.Remove(f.Name())
+// Discard drops an archive started with Create and not committed, and gives its room back. Discarding
+// twice is harmless.
+func (s *Store) Discard(c *Capture) {
+	c.Close()
+	os.Remove(c.Name())
+	s.unreserve(c.most)
+	c.most = 0
 }
 
-// Commit hashes the archive written to f (checking on the way that it is one complete tar stream), stores
-// it under its digest, and makes ref (a Checkpoint's UID) hold it, in place of whatever ref held before. f
-// is closed and gone afterwards, whatever the outcome.
-func (s *Store) Commit(f *os.File, ref string) (Archive, error) {
-	defer s.Discard(f)
+// Commit hashes the archive written to c (checking on the way that it is one complete tar stream no larger
+// than its reservation), stores it under its digest, and makes ref (a Checkpoint's UID) hold it, in place
+// of whatever ref held before. c is closed and gone afterwards, and its room given back, whatever the
+// outcome.
+func (s *Store) Commit(c *Capture, ref string) (Archive, error) {
+	defer s.Discard(c)
 	if !refPattern.MatchString(ref) {
 		return Archive{}, fmt.Errorf("reference %q is not a UID", ref)
 	}
-	a, err := digestTar(f)
+	a, err := digestTar(c.File)
 	if err != nil {
 		return Archive{}, err
 	}
-	if err := f.Sync(); err != nil {
+	if a.Size > c.most {
+		return Archive{}, fmt.Errorf("the captured archive has %d bytes, more than the %d reserved for it", a.Size, c.most)
+	}
+	if err := c.Sync(); err != nil {
 		return Archive{}, err
 	}
 	s.mu.Lock()
@@ -100,9 +156,10 @@ func (s *Store) Commit(f *os.File, ref string) (Archive, error) {
 	}
 	blob := s.blob(a.Digest)
 	if _, err := os.Stat(blob); errors.Is(err, fs.ErrNotExist) {
-		if err := os.Rename(f.Name(), blob); err != nil {
+		if err := os.Rename(c.Name(), blob); err != nil {
 			return Archive{}, err
 		}
+		s.stored += a.Size
 	} else if err != nil {
 		return Archive{}, err
 	}
@@ -189,12 +246,64 @@ func (s *Store) releaseLocked(ref string) error {
 		}
 		blob := s.path("sha256", filepath.Base(refs))
 		for _, p := range []string{blob, blob + ".corrupt"} {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := s.removeLocked(p); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// removeLocked removes an archive file, if there, and takes its bytes off the store's total.
+func (s *Store) removeLocked(p string) error {
+	info, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	s.stored -= info.Size()
+	return nil
+}
+
+// reserve sets aside room for a capture of up to most bytes, or says why there is none.
+func (s *Store) reserve(most int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stored+s.reserved+most > s.limit {
+		return &FullError{Want: most, Stored: s.stored, Reserved: s.reserved, Limit: s.limit}
+	}
+	s.reserved += most
+	return nil
+}
+
+func (s *Store) unreserve(most int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reserved -= most
+}
+
+// sizeOf adds up the sizes of the files in dir.
+func sizeOf(dir string) (int64, error) {
+	list, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, e := range list {
+		info, err := e.Info()
+		if err != nil {
+			return 0, err
+		}
+		if info.Mode().IsRegular() {
+			total += info.Size()
+		}
+	}
+	return total, nil
 }
 
 // setAside renames a corrupt archive so that Check reports it as such.

@@ -3,6 +3,8 @@ package archive
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,9 +25,12 @@ func tarOf(names ...string) []byte {
 	return buf.Bytes()
 }
 
-// commit stores data as ref's archive.
+// roomy is a store limit that the tests' archives never come near.
+const roomy = 1 << 20
+
+// commit stores data as ref's archive, reserving just its size.
 func commit(g *WithT, s *Store, ref string, data []byte) (Archive, error) {
-	f, err := s.Create()
+	f, err := s.Create(int64(len(data)))
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = f.Write(data)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -44,7 +49,7 @@ func entries(g *WithT, dir string) []string {
 
 func TestCommitStoresByDigestAndReadsBack(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir())
+	s, err := Open(t.TempDir(), roomy)
 	g.Expect(err).NotTo(HaveOccurred())
 	data := tarOf("a", "dir/b")
 	a, err := commit(g, s, "uid-1", data)
@@ -53,6 +58,8 @@ func TestCommitStoresByDigestAndReadsBack(t *testing.T) {
 	g.Expect(a.Size).To(BeEquivalentTo(len(data)))
 	g.Expect(s.Check(a)).To(Succeed())
 	g.Expect(entries(g, filepath.Join(s.dir, "tmp"))).To(BeEmpty(), "the temporary file is gone")
+	g.Expect(s.stored).To(Equal(a.Size), "counted in the store's total")
+	g.Expect(s.reserved).To(BeZero(), "its reservation given back")
 
 	f, err := s.Open(a)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -64,7 +71,7 @@ func TestCommitStoresByDigestAndReadsBack(t *testing.T) {
 
 func TestCommitRefusesWhatIsNotACompleteTarStream(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir())
+	s, err := Open(t.TempDir(), roomy)
 	g.Expect(err).NotTo(HaveOccurred())
 	data := tarOf("file-with-some-content")
 	for name, bad := range map[string][]byte{
@@ -82,7 +89,7 @@ func TestCommitRefusesWhatIsNotACompleteTarStream(t *testing.T) {
 
 func TestSharedArchiveIsRemovedWithItsLastReference(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir())
+	s, err := Open(t.TempDir(), roomy)
 	g.Expect(err).NotTo(HaveOccurred())
 	data := tarOf("same")
 	a1, err := commit(g, s, "uid-1", data)
@@ -102,7 +109,7 @@ func TestSharedArchiveIsRemovedWithItsLastReference(t *testing.T) {
 
 func TestRecommitMovesTheReference(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir())
+	s, err := Open(t.TempDir(), roomy)
 	g.Expect(err).NotTo(HaveOccurred())
 	old, err := commit(g, s, "uid-1", tarOf("old"))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -114,7 +121,7 @@ func TestRecommitMovesTheReference(t *testing.T) {
 
 func TestMissingAndCorruptArchivesAreReported(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir())
+	s, err := Open(t.TempDir(), roomy)
 	g.Expect(err).NotTo(HaveOccurred())
 	a, err := commit(g, s, "uid-1", tarOf("precious"))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -135,17 +142,18 @@ func TestMissingAndCorruptArchivesAreReported(t *testing.T) {
 	g.Expect(s.Release("uid-1")).To(Succeed())
 	g.Expect(entries(g, filepath.Join(s.dir, "sha256"))).To(BeEmpty(), "the corrupt archive goes with its last reference")
 	g.Expect(s.Check(a)).To(MatchError(ErrMissing))
+	g.Expect(s.stored).To(BeZero(), "and its bytes off the total")
 }
 
 func TestOpenClearsUnfinishedCaptures(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
-	s, err := Open(dir)
+	s, err := Open(dir, roomy)
 	g.Expect(err).NotTo(HaveOccurred())
-	f, err := s.Create()
+	f, err := s.Create(1)
 	g.Expect(err).NotTo(HaveOccurred())
 	f.Close()
-	_, err = Open(dir)
+	_, err = Open(dir, roomy)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(entries(g, filepath.Join(dir, "tmp"))).To(BeEmpty())
 }
@@ -154,6 +162,83 @@ func TestOpenFailsOnAFolderItCannotWrite(t *testing.T) {
 	g := NewWithT(t)
 	file := filepath.Join(t.TempDir(), "a-file")
 	g.Expect(os.WriteFile(file, nil, 0o600)).To(Succeed())
-	_, err := Open(filepath.Join(file, "store"))
+	_, err := Open(filepath.Join(file, "store"), roomy)
 	g.Expect(err).To(HaveOccurred())
+}
+
+func TestOpenRefusesALimitThatIsNotPositive(t *testing.T) {
+	g := NewWithT(t)
+	for _, limit := range []int64{0, -1} {
+		_, err := Open(t.TempDir(), limit)
+		g.Expect(err).To(MatchError(ContainSubstring("must be a positive number of bytes")), "limit %d", limit)
+	}
+}
+
+// TestStoreKeepsArchivesAndReservationsUnderItsLimit fills a store whose limit holds two archives of
+// the tests' size and a half: the third reservation is refused, for a while (a capture under way holds
+// the room) or until an archive is released (the archives kept fill it).
+func TestStoreKeepsArchivesAndReservationsUnderItsLimit(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	one, other := tarOf("one"), tarOf("two")
+	size := int64(len(one))
+	g.Expect(other).To(HaveLen(len(one)))
+	limit := 2*size + size/2
+	s, err := Open(dir, limit)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	_, err = commit(g, s, "uid-1", one)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = commit(g, s, "uid-2", one)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(s.stored).To(Equal(size), "an archive two Checkpoints share counts once")
+
+	underWay, err := s.Create(size)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = s.Create(size)
+	var full *FullError
+	g.Expect(errors.As(err, &full)).To(BeTrue(), "%v", err)
+	g.Expect(*full).To(Equal(FullError{Want: size, Stored: size, Reserved: size, Limit: limit}))
+	g.Expect(full.Transient()).To(BeTrue(), "the capture under way holds the room")
+	g.Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("its limit is %d bytes", limit)))
+	s.Discard(underWay)
+	s.Discard(underWay)
+	g.Expect(s.reserved).To(BeZero(), "discarding twice gives the room back once")
+
+	_, err = commit(g, s, "uid-3", other)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(s.stored).To(Equal(2 * size))
+	_, err = s.Create(size)
+	g.Expect(errors.As(err, &full)).To(BeTrue(), "%v", err)
+	g.Expect(full.Transient()).To(BeFalse(), "the archives kept fill the store")
+	g.Expect(entries(g, filepath.Join(dir, "tmp"))).To(BeEmpty(), "a refused capture leaves no file")
+
+	reopened, err := Open(dir, limit)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(reopened.stored).To(Equal(2*size), "a restarted agent counts what is kept")
+
+	g.Expect(s.Release("uid-1")).To(Succeed())
+	g.Expect(s.stored).To(Equal(2*size), "uid-2 still holds the shared archive")
+	g.Expect(s.Release("uid-2")).To(Succeed())
+	g.Expect(s.stored).To(Equal(size))
+	c, err := s.Create(size)
+	g.Expect(err).NotTo(HaveOccurred(), "releasing made room")
+	s.Discard(c)
+}
+
+func TestCommitRefusesAnArchiveLargerThanItsReservation(t *testing.T) {
+	g := NewWithT(t)
+	s, err := Open(t.TempDir(), roomy)
+	g.Expect(err).NotTo(HaveOccurred())
+	data := tarOf("bigger than reserved")
+	c, err := s.Create(int64(len(data)) - 1)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = c.Write(data)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = s.Commit(c, "uid-1")
+	g.Expect(err).To(MatchError(ContainSubstring("more than the")))
+	g.Expect(entries(g, filepath.Join(s.dir, "sha256"))).To(BeEmpty())
+	g.Expect(entries(g, filepath.Join(s.dir, "tmp"))).To(BeEmpty())
+	g.Expect(s.stored).To(BeZero())
+	g.Expect(s.reserved).To(BeZero())
 }
