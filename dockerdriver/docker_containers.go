@@ -23,11 +23,15 @@ func (d *Docker) EnsureContainer(ctx context.Context, spec ContainerSpec) (Conta
 	if info, err := d.adoptContainer(ctx, spec.Name, want); err != nil || info.Exists {
 		return info, err
 	}
-	if err := d.checkDependencies(ctx, spec); err != nil {
+	img, err := d.checkDependencies(ctx, spec)
+	if err != nil {
 		return ContainerInfo{}, err
 	}
-	cfg, host, netCfg := createRequest(d.node, spec)
-	_, err := d.cli.ContainerCreate(ctx, cfg, host, netCfg, nil, spec.Name)
+	if err := d.checkWritableRoot(ctx, spec); err != nil {
+		return ContainerInfo{}, err
+	}
+	cfg, host, netCfg := createRequest(d.node, spec, img.User)
+	_, err = d.cli.ContainerCreate(ctx, cfg, host, netCfg, nil, spec.Name)
 	if err != nil && !cerrdefs.IsConflict(err) {
 		return ContainerInfo{}, d.classify(err, PhaseCreate, spec.Name)
 	}
@@ -47,41 +51,41 @@ func (d *Docker) adoptContainer(ctx context.Context, name string, want map[strin
 }
 
 // checkDependencies makes sure the image, network and volumes exist and may be used, so that Docker never
-// falls back to a pull, a foreign network or an anonymous volume.
-func (d *Docker) checkDependencies(ctx context.Context, spec ContainerSpec) error {
+// falls back to a pull, a foreign network or an anonymous volume. It returns what the image declares.
+func (d *Docker) checkDependencies(ctx context.Context, spec ContainerSpec) (ImageInfo, error) {
 	img, err := d.InspectImage(ctx, spec.Image)
 	if err != nil {
-		return err
+		return ImageInfo{}, err
 	}
 	if !img.Exists {
-		return NewError(KindNotFound, PhaseImage, spec.Image, "the image is not present on this node")
+		return ImageInfo{}, NewError(KindNotFound, PhaseImage, spec.Image, "the image is not present on this node")
 	}
 	if vs := spec.UncoveredVolumes(img.Volumes); len(vs) > 0 {
-		return errorf(KindInvalidSpec, PhaseImage, spec.Image, "the image declares VOLUME %s; mount a workspace or scratch volume there", strings.Join(vs, ", "))
+		return ImageInfo{}, errorf(KindInvalidSpec, PhaseImage, spec.Image, "the image declares VOLUME %s; mount a workspace or scratch volume there", strings.Join(vs, ", "))
 	}
 	if spec.Network.Name != "" {
 		n, err := d.observeNetwork(ctx, spec.Network.Name, PhaseNetwork)
 		switch {
 		case err != nil:
-			return err
+			return ImageInfo{}, err
 		case !n.Exists:
-			return NewError(KindNotFound, PhaseNetwork, spec.Network.Name, "the network does not exist")
+			return ImageInfo{}, NewError(KindNotFound, PhaseNetwork, spec.Network.Name, "the network does not exist")
 		case !d.owns(n.Labels):
-			return NewError(KindInvalidSpec, PhaseNetwork, spec.Network.Name, "only Dockside networks of this node can be joined")
+			return ImageInfo{}, NewError(KindInvalidSpec, PhaseNetwork, spec.Network.Name, "only Dockside networks of this node can be joined")
 		}
 	}
 	for _, m := range spec.Mounts {
 		v, err := d.observeVolume(ctx, m.Volume, PhaseVolume)
 		switch {
 		case err != nil:
-			return err
+			return ImageInfo{}, err
 		case !v.Exists:
-			return NewError(KindNotFound, PhaseVolume, m.Volume, "the volume does not exist")
+			return ImageInfo{}, NewError(KindNotFound, PhaseVolume, m.Volume, "the volume does not exist")
 		case !d.owns(v.Labels):
-			return NewError(KindInvalidSpec, PhaseVolume, m.Volume, "only Dockside volumes of this node can be mounted")
+			return ImageInfo{}, NewError(KindInvalidSpec, PhaseVolume, m.Volume, "only Dockside volumes of this node can be mounted")
 		}
 	}
-	return nil
+	return img, nil
 }
 
 // StartContainer starts a created or stopped container; a running one is left alone.

@@ -75,7 +75,7 @@ func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecRe
 // code. It returns as soon as ctx ends; the caller then kills the container.
 func (d *Docker) runExec(ctx context.Context, id, name string, req ExecRequest, stdout, stderr io.Writer) (int, error) {
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
-		Cmd: req.Command, Env: envList(req.Env), WorkingDir: req.WorkingDir, User: req.User,
+		Cmd: req.Command, Env: envList(req.Env), WorkingDir: req.WorkingDir,
 		AttachStdin: req.Stdin != nil, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {

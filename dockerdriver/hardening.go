@@ -1,6 +1,8 @@
 package dockerdriver
 
 import (
+	"strconv"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
@@ -10,15 +12,16 @@ import (
 var logLimits = map[string]string{"max-size": "10m", "max-file": "1"}
 
 // createRequest translates a validated spec into Docker's create request and adds the hardening every
-// container gets. Nothing in ContainerSpec can switch any of it off.
-func createRequest(node string, spec ContainerSpec) (*container.Config, *container.HostConfig, *network.NetworkingConfig) {
+// container gets. Nothing in ContainerSpec can switch any of it off. imageUser is the USER of the spec's
+// image, which the container keeps only when it is not root (see RunAs).
+func createRequest(node string, spec ContainerSpec, imageUser string) (*container.Config, *container.HostConfig, *network.NetworkingConfig) {
 	cfg := &container.Config{
 		Image:      spec.Image,
 		Entrypoint: spec.Entrypoint,
 		Cmd:        spec.Cmd,
 		Env:        envList(spec.Env),
 		WorkingDir: spec.WorkingDir,
-		User:       spec.User,
+		User:       RunAs(spec, imageUser),
 		Hostname:   spec.Hostname,
 		OpenStdin:  spec.KeepStdinOpen,
 		Labels:     Labels(node, spec.Owner, spec.Role, spec.Service),
@@ -42,6 +45,10 @@ func createRequest(node string, spec ContainerSpec) (*container.Config, *contain
 			Ulimits:    ulimits(),
 		},
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
+
+		// Writes go to the mounts, each capped and counted, unless a capped writable layer was asked for.
+		ReadonlyRootfs: spec.WritableRootBytes == 0,
+		StorageOpt:     writableLayer(spec),
 	}
 	var netCfg *network.NetworkingConfig
 	if spec.Network.Name != "" {
@@ -50,6 +57,14 @@ func createRequest(node string, spec ContainerSpec) (*container.Config, *contain
 		}}
 	}
 	return cfg, host, netCfg
+}
+
+// writableLayer is the storage option capping a writable root file system's layer on the node's disk.
+func writableLayer(spec ContainerSpec) map[string]string {
+	if spec.WritableRootBytes <= 0 {
+		return nil
+	}
+	return map[string]string{"size": strconv.FormatInt(spec.WritableRootBytes, 10)}
 }
 
 func networkMode(a NetworkAttachment) string {

@@ -19,7 +19,7 @@ func TestCreateRequestHardensEveryContainer(t *testing.T) {
 	s.Mounts = []VolumeMount{{Volume: "dockside-ws", Target: "/workspace"}}
 	s.Tmpfs = []TmpfsMount{{Target: "/tmp", SizeBytes: 1 << 20}}
 
-	cfg, host, netCfg := createRequest("node-a", s)
+	cfg, host, netCfg := createRequest("node-a", s, "")
 	g.Expect(cfg.Healthcheck.Test).To(Equal([]string{"NONE"}))
 	g.Expect(cfg.Env).To(Equal([]string{"A=1"}))
 	g.Expect(cfg.ExposedPorts).To(BeEmpty())
@@ -29,6 +29,9 @@ func TestCreateRequestHardensEveryContainer(t *testing.T) {
 	g.Expect(host.CapAdd).To(BeEmpty())
 	g.Expect(host.SecurityOpt).To(Equal([]string{"no-new-privileges:true"}))
 	g.Expect(host.Privileged).To(BeFalse())
+	g.Expect(host.ReadonlyRootfs).To(BeTrue())
+	g.Expect(host.StorageOpt).To(BeEmpty())
+	g.Expect(cfg.User).To(Equal(NonRootUser), "an image without USER does not run as root")
 	g.Expect(host.Binds).To(BeEmpty())
 	g.Expect(host.PortBindings).To(BeEmpty())
 	g.Expect(host.PublishAllPorts).To(BeFalse())
@@ -52,7 +55,7 @@ func TestCreateRequestHardensEveryContainer(t *testing.T) {
 
 func TestCreateRequestWithoutNetworkIsNone(t *testing.T) {
 	g := NewWithT(t)
-	_, host, netCfg := createRequest("node-a", validSpec())
+	_, host, netCfg := createRequest("node-a", validSpec(), "")
 	g.Expect(host.NetworkMode.IsNone()).To(BeTrue())
 	g.Expect(netCfg).To(BeNil())
 }
@@ -60,12 +63,33 @@ func TestCreateRequestWithoutNetworkIsNone(t *testing.T) {
 func TestCreateRequestHoldsStdinOpenOnlyWhenAsked(t *testing.T) {
 	g := NewWithT(t)
 	s := validSpec()
-	cfg, _, _ := createRequest("node-a", s)
+	cfg, _, _ := createRequest("node-a", s, "")
 	g.Expect(cfg.OpenStdin).To(BeFalse())
 
 	s.KeepStdinOpen = true
-	cfg, _, _ = createRequest("node-a", s)
+	cfg, _, _ = createRequest("node-a", s, "")
 	g.Expect(cfg.OpenStdin).To(BeTrue())
 	g.Expect(cfg.StdinOnce).To(BeFalse(), "stdin must stay open after a first attach ends")
 	g.Expect(cfg.AttachStdin).To(BeFalse(), "nothing is attached: the input stays empty")
+}
+
+func TestCreateRequestCapsAWritableRoot(t *testing.T) {
+	g := NewWithT(t)
+	s := validSpec()
+	s.WritableRootBytes = 256 << 20
+	_, host, _ := createRequest("node-a", s, "")
+	g.Expect(host.ReadonlyRootfs).To(BeFalse())
+	g.Expect(host.StorageOpt).To(Equal(map[string]string{"size": "268435456"}))
+}
+
+func TestCreateRequestRunsAsRootOnlyWhenAsked(t *testing.T) {
+	g := NewWithT(t)
+	s := validSpec()
+	cfg, _, _ := createRequest("node-a", s, "root")
+	g.Expect(cfg.User).To(Equal(NonRootUser))
+	cfg, _, _ = createRequest("node-a", s, "1000:1000")
+	g.Expect(cfg.User).To(Equal("1000:1000"))
+	s.RunAsRoot = true
+	cfg, _, _ = createRequest("node-a", s, "1000:1000")
+	g.Expect(cfg.User).To(Equal(RootUser))
 }

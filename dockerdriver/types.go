@@ -71,8 +71,17 @@ type ContainerSpec struct {
 	Cmd        []string // empty keeps the image's
 	Env        []EnvVar
 	WorkingDir string
-	User       string
 	Hostname   string
+
+	// RunAsRoot runs the container as root (uid 0). Without it the container never runs as uid 0, whatever
+	// its image's USER says: see RunAs.
+	RunAsRoot bool
+
+	// WritableRootBytes above zero makes the root file system writable, with its writable layer capped at
+	// that many bytes of the node's disk; only some storage drivers can cap it (StorageInfo), and elsewhere
+	// the container is refused. Zero, the default, mounts the root file system read-only, so that a
+	// container writes only to its mounts, each bounded.
+	WritableRootBytes int64
 
 	// KeepStdinOpen holds the container's standard input open with nothing written to it (docker run -i), so
 	// that a session whose image's command is a shell or a REPL waits for input instead of exiting at once.
@@ -157,12 +166,12 @@ type ContainerInfo struct {
 	Labels     map[string]string
 }
 
-// ExecRequest is one command in a running container.
+// ExecRequest is one command in a running container, run as the container's own user: no exec can become
+// root in a container that does not run as root.
 type ExecRequest struct {
 	Command    []string
 	Env        []EnvVar
 	WorkingDir string
-	User       string
 	// Timeout is the deadline, enforced from the host: when it passes (or ctx ends) the driver kills the
 	// container, which is the only bound a process in it cannot escape (see exec.go). Required, > 0.
 	Timeout time.Duration

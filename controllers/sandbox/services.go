@@ -78,8 +78,9 @@ func syncServiceStatuses(sbx *dsv1alpha1.Sandbox) {
 }
 
 // create makes a container the spec asks for, once the Secrets its env needs exist (its image was seen to
-// by ensureImages). A missing Secret is waited for (Secrets are not watched, so it is looked for again
-// later); an image refused by the driver is terminal.
+// by ensureImages); env is added to the defaults spec.Env holds, replacing those of the same name. A
+// missing Secret is waited for (Secrets are not watched, so it is looked for again later); an image
+// refused by the driver is terminal.
 func (r *SandboxReconciler) create(ctx context.Context, s *scope, spec dd.ContainerSpec, env []dsv1alpha1.EnvVar, reason, what string) (dd.ContainerInfo, bool, error) {
 	vars, err := r.resolveEnv(ctx, s.sbx.Namespace, env)
 	var missing *missingSecretError
@@ -92,7 +93,7 @@ func (r *SandboxReconciler) create(ctx context.Context, s *scope, spec dd.Contai
 		stop, err := s.fail(reason, "reading the Secrets of "+what, err)
 		return dd.ContainerInfo{}, stop, err
 	}
-	spec.Env = vars
+	spec.Env = withEnv(spec.Env, vars)
 	info, err := r.Driver.EnsureContainer(ctx, spec)
 	switch {
 	case err == nil:

@@ -92,25 +92,29 @@ func ownSpecPart(hash string) string {
 	return own
 }
 
+// primarySpec is the primary container; Env holds the agent's defaults, to which create adds the spec's.
 func (r *SandboxReconciler) primarySpec(s *scope) dd.ContainerSpec {
 	spec := s.sbx.Spec
+	res := limits(spec.Resources)
 	return dd.ContainerSpec{
 		Name: s.primaryName(), Owner: s.names().Owner(), Role: dsv1alpha1.RolePrimary,
-		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir,
-		Hostname: s.sbx.Name, Resources: limits(spec.Resources), Network: s.attachment,
+		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir, Env: primaryHome(spec),
+		Hostname: s.sbx.Name, Resources: res, Network: s.attachment,
 		Mounts: []dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}},
-		Tmpfs:  scratchMounts(spec.Scratch),
+		Tmpfs:  withTmp(scratchMounts(spec.Scratch), res.MemoryBytes, mountPath(spec.Workspace)),
 		// A session runs the image's own command (a shell, a REPL) until deleted: without input held open it
 		// would read end-of-file and exit at once.
 		KeepStdinOpen: len(spec.Command) == 0,
 	}
 }
 
+// serviceSpec is a service container; Env holds the agent's defaults, to which create adds the spec's.
 func (r *SandboxReconciler) serviceSpec(s *scope, svc *dsv1alpha1.SandboxService) dd.ContainerSpec {
+	res := limits(svc.Spec.Resources)
 	return dd.ContainerSpec{
 		Name: s.serviceName(svc.Name), Owner: s.names().Owner(), Role: dsv1alpha1.RoleService, Service: svc.Name,
-		Image: svc.Spec.Image, Entrypoint: svc.Spec.Command, Cmd: svc.Spec.Args, Hostname: svc.Name,
-		Resources: limits(svc.Spec.Resources), Tmpfs: scratchMounts(svc.Spec.Scratch),
+		Image: svc.Spec.Image, Entrypoint: svc.Spec.Command, Cmd: svc.Spec.Args, Hostname: svc.Name, Env: serviceHome(),
+		Resources: res, Tmpfs: withTmp(scratchMounts(svc.Spec.Scratch), res.MemoryBytes),
 		Network: dd.NetworkAttachment{Name: s.networkName(), Aliases: append([]string{svc.Name}, svc.Spec.Aliases...)},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -29,6 +30,27 @@ func (c *container) mounts(volume string) bool {
 	return false
 }
 
+// onReadOnlyRoot tells whether p lies on the container's root file system, outside every mount, while that
+// root is read-only (dockerdriver.ContainerSpec.WritableRootBytes).
+func (c *container) onReadOnlyRoot(p string) bool {
+	if c.spec.WritableRootBytes > 0 {
+		return false
+	}
+	var targets []string
+	for _, m := range c.spec.Mounts {
+		targets = append(targets, m.Target)
+	}
+	for _, t := range c.spec.Tmpfs {
+		targets = append(targets, t.Target)
+	}
+	for _, t := range targets {
+		if p == t || strings.HasPrefix(p, t+"/") {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *container) snapshot() dd.ContainerInfo {
 	info := c.info
 	info.Labels = copyLabels(c.info.Labels)
@@ -52,6 +74,9 @@ func (f *Driver) EnsureContainer(ctx context.Context, spec dd.ContainerSpec) (dd
 			return c.snapshot(), nil
 		}
 		if err := f.checkDependencies(spec); err != nil {
+			return dd.ContainerInfo{}, err
+		}
+		if err := dd.WritableRootRefusal(spec, f.storage); err != nil {
 			return dd.ContainerInfo{}, err
 		}
 		f.nextID++

@@ -61,7 +61,8 @@ func (f *Driver) CopyFrom(ctx context.Context, name, p string) (io.ReadCloser, e
 }
 
 // CopyTo extracts a tar archive into dir. Like Docker, content written into a tmpfs volume that no running
-// container holds is lost at once.
+// container holds is lost at once, and a read-only root file system takes nothing outside the mounts (Docker
+// answers that with a server error, which the real driver cannot tell from a call that broke: Uncertain).
 func (f *Driver) CopyTo(ctx context.Context, name, dir string, archive io.Reader) error {
 	_, err := call(f, ctx, OpCopyTo, name, func() (struct{}, error) {
 		f.mu.Lock()
@@ -71,6 +72,9 @@ func (f *Driver) CopyTo(ctx context.Context, name, dir string, archive io.Reader
 			return struct{}{}, err
 		}
 		dir = path.Clean(dir)
+		if c.onReadOnlyRoot(dir) {
+			return struct{}{}, dd.NewError(dd.KindUncertain, dd.PhaseCopy, name, "the outcome is unknown")
+		}
 		if files, rel := f.resolve(c, dir); !isDir(files, rel) {
 			return struct{}{}, dd.NewError(dd.KindNotFound, dd.PhaseCopy, name, "the directory does not exist")
 		}

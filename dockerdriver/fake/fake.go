@@ -27,7 +27,8 @@ type Driver struct {
 	unavailable bool
 	execHandler ExecHandler
 	streams     []*stream
-	noSeccomp   bool // the daemon applies no seccomp profile; see SetSeccomp
+	storage     dd.StorageInfo // what docker info would report; see SetStorage
+	noSeccomp   bool           // the daemon applies no seccomp profile; see SetSeccomp
 }
 
 var _ dd.Driver = (*Driver)(nil)
@@ -44,7 +45,16 @@ func New(node string) *Driver {
 		faults:      map[Op][]fault{},
 		calls:       map[Op]int{},
 		execHandler: func(context.Context, string, dd.ExecRequest) ExecOutput { return ExecOutput{} },
+		storage:     dd.StorageInfo{Driver: "overlay2", BackingFS: "extfs"}, // Docker's most common setup
 	}
+}
+
+// SetStorage sets the storage driver and backing file system the fake daemon has, which decide whether a
+// container may have a writable root file system (see dockerdriver.StorageInfo).
+func (f *Driver) SetStorage(s dd.StorageInfo) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.storage = s
 }
 
 // Node is the node name the fake labels and filters by.

@@ -290,8 +290,10 @@ var _ = Describe("Image checks", func() {
 		Eventually(condition(bare, dsv1alpha1.ConditionStalled)).Should(Equal("True/ImageDeclaresVolumes"))
 		Expect(message(bare, dsv1alpha1.ConditionStalled)).To(And(ContainSubstring("/data"), ContainSubstring("/cache"), ContainSubstring("spec.scratch")))
 		Eventually(condition(covered, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
-		Expect(docker.spec(dsv1alpha1.RolePrimary, "").Tmpfs).To(Equal([]dd.TmpfsMount{{Target: "/data", SizeBytes: 32 << 20}}))
-		Expect(docker.spec(dsv1alpha1.RoleService, "db").Tmpfs).To(ConsistOf(dd.TmpfsMount{Target: "/data", SizeBytes: 16 << 20}, dd.TmpfsMount{Target: "/cache", SizeBytes: 8 << 20}))
+		// Besides the scratch mounts, each gets its /tmp: a quarter of its memory (the default 512Mi), at most 64Mi.
+		tmp := dd.TmpfsMount{Target: "/tmp", SizeBytes: 64 << 20}
+		Expect(docker.spec(dsv1alpha1.RolePrimary, "").Tmpfs).To(Equal([]dd.TmpfsMount{{Target: "/data", SizeBytes: 32 << 20}, tmp}))
+		Expect(docker.spec(dsv1alpha1.RoleService, "db").Tmpfs).To(ConsistOf(dd.TmpfsMount{Target: "/data", SizeBytes: 16 << 20}, dd.TmpfsMount{Target: "/cache", SizeBytes: 8 << 20}, tmp))
 	})
 
 	It("refuses scratch mounts that clash, at admission", func() {

@@ -30,10 +30,12 @@ var _ = Describe("Networks", func() {
 		Expect(err).NotTo(HaveOccurred())
 		return n
 	}
-	// attached is a container of o on network n with aliases.
+	// attached is a container of o on network n with aliases, and a /tmp for httpServer's page (the root
+	// file system is read-only).
 	attached := func(o dd.Owner, service string, n dd.NetworkInfo, cmd []string, aliases ...string) dd.ContainerSpec {
 		s := spec(o, dsv1alpha1.RoleService, service, cmd...)
 		s.Network = dd.NetworkAttachment{Name: n.Name, Aliases: aliases}
+		s.Tmpfs = []dd.TmpfsMount{{Target: "/tmp", SizeBytes: 1 << 20}}
 		return s
 	}
 
