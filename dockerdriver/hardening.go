@@ -24,6 +24,7 @@ func createRequest(node string, spec ContainerSpec, imageUser string) (*containe
 		User:       RunAs(spec, imageUser),
 		Hostname:   spec.Hostname,
 		OpenStdin:  spec.KeepStdinOpen,
+		Tty:        spec.KeepStdinOpen, // see KeepStdinOpen: a terminal, not a pipe, so no command can be fed to PID 1
 		Labels:     Labels(node, spec.Owner, spec.Role, spec.Service),
 		// The image's own health check would run commands the controllers did not ask for.
 		Healthcheck: &container.HealthConfig{Test: []string{"NONE"}},

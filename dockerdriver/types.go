@@ -83,8 +83,13 @@ type ContainerSpec struct {
 	// container writes only to its mounts, each bounded.
 	WritableRootBytes int64
 
-	// KeepStdinOpen holds the container's standard input open with nothing written to it (docker run -i), so
+	// KeepStdinOpen holds the container's standard input open with nothing written to it (docker run -it), so
 	// that a session whose image's command is a shell or a REPL waits for input instead of exiting at once.
+	// Its input is a terminal, never a pipe: a pipe reached through /proc/1/fd/0 can be opened for writing
+	// by any process of the container's user, which would feed PID 1 commands that outlive the Execution
+	// that wrote them; what is written to a terminal goes to its output instead, and pushing input into it
+	// (TIOCSTI) needs it as controlling terminal or CAP_SYS_ADMIN, neither of which an exec has. Output is
+	// then one stream (stderr joins stdout).
 	KeepStdinOpen bool
 
 	Resources Resources         // all three limits are required
