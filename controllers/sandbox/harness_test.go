@@ -369,6 +369,17 @@ func (h *harness) serviceSpec(s *scope, svc *dsv1alpha1.SandboxService) dd.Conta
 	return h.r.serviceSpec(s, svc)
 }
 
+// runningTopology makes the workspace with its holder, starts the services (in the order given), then the
+// primary: a topology as a pass that built it leaves it.
+func (h *harness) runningTopology(s *scope, services ...*dsv1alpha1.SandboxService) {
+	h.t.Helper()
+	h.makeWorkspace(s)
+	for _, svc := range services {
+		h.start(h.serviceSpec(s, svc))
+	}
+	h.start(h.primarySpec(s))
+}
+
 // create makes a container in state created and returns its name.
 func (h *harness) create(spec dd.ContainerSpec) string {
 	h.t.Helper()

@@ -278,3 +278,25 @@ func TestEnsureServices(t *testing.T) {
 		},
 	})
 }
+
+// TestServiceInstanceKeepsItsGeneration: an instance records the SandboxService generation it was built
+// from, and keeps it while the SandboxService changes (it is picked up at the next roll).
+func TestServiceInstanceKeepsItsGeneration(t *testing.T) {
+	g := NewWithT(t)
+	sbx := atTopology(newSandbox("s", withServices("db")), 1, newService("db"))
+	h := newHarness(t, sbx.DeepCopy(), newService("db"))
+	pass := func() {
+		s := h.scope(sbx)
+		h.continues(h.r.ensureNetwork(h.ctx, s))
+		h.continues(h.r.ensureServices(h.ctx, s))
+	}
+	pass()
+	g.Expect(sbx.Status.Services[0].ServiceGeneration).To(Equal(int64(1)))
+
+	svc := &dsv1alpha1.SandboxService{}
+	h.noErr(h.client.Get(h.ctx, client.ObjectKey{Namespace: testNS, Name: "db"}, svc))
+	svc.Generation = 2
+	h.noErr(h.client.Update(h.ctx, svc))
+	pass()
+	g.Expect(sbx.Status.Services[0].ServiceGeneration).To(Equal(int64(1)))
+}

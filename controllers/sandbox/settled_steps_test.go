@@ -55,11 +55,7 @@ func TestHoldSettled(t *testing.T) {
 			sbx: poisonedBy(withStarted(atTopology(newSandbox("s", withServices("db")), 1, db)),
 				dsv1alpha1.ReasonServiceUnhealthy, `service "db" failed readiness 3 times in a row`),
 			objects: []client.Object{newService("db")},
-			docker: func(h *harness, s *scope) {
-				h.makeWorkspace(s)
-				h.start(h.serviceSpec(s, db))
-				h.start(h.primarySpec(s))
-			},
+			docker:  func(h *harness, s *scope) { h.runningTopology(s, db) },
 			stop:    true,
 			want:    outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonServiceUnhealthy},
 			message: `service "db" failed readiness 3 times in a row`,

@@ -181,14 +181,10 @@ func TestEnsureTopology(t *testing.T) {
 			name:    "a spec change rolls the topology: everything but the workspace goes, the next generation is recorded",
 			sbx:     changeSpec(withStarted(atTopology(newSandbox("s", withServices("db")), 1, db))),
 			objects: []client.Object{newService("db")},
-			docker: func(h *harness, s *scope) {
-				h.makeWorkspace(s)
-				h.start(h.serviceSpec(s, db))
-				h.start(h.primarySpec(s))
-			},
-			stop:   true,
-			want:   outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonRollingTopology},
-			events: []string{"Normal " + EventRolled},
+			docker:  func(h *harness, s *scope) { h.runningTopology(s, db) },
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonRollingTopology},
+			events:  []string{"Normal " + EventRolled},
 			check: func(g Gomega, h *harness, s *scope) {
 				old := NamesOf(atTopology(newSandbox("s"), 1))
 				g.Expect(h.container(old.Primary()).Exists).To(BeFalse())
