@@ -4,6 +4,8 @@
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 export GOFLAGS ?= -mod=mod
+# envtest gives kube-apiserver 20 s to come up; a loaded 2-core machine can need more (tests, bench, make run).
+export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT ?= 2m
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 # The control plane binaries (kube-apiserver, etcd, kubectl), built once per version by hack/.
