@@ -40,7 +40,8 @@ const (
 
 // harness is a SandboxReconciler over fakes: an in-memory Docker daemon (seen through dockerView), an
 // in-memory API server and an event recorder, so that one step or one whole pass can be run and its
-// effects read back. Nothing in it waits on a clock.
+// effects read back. No case hinges on timing: a deadline is reached by reporting a container as started
+// earlier (dockerView.age), never by waiting for it.
 type harness struct {
 	t      *testing.T
 	ctx    context.Context
