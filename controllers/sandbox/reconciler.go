@@ -29,6 +29,11 @@ type SandboxOptions struct {
 	Capacity      int    // most Sandboxes bound to this node; at least 1
 	RequireDigest bool   // refuse images that are not pinned by digest (name@sha256:...)
 	HolderImage   string // image of the container that keeps a workspace alive (docs/architecture.md, "Why the holder exists")
+	AllowRoot     bool   // run containers as root where a Sandbox or SandboxService asks (runAsRoot)
+
+	// Storage is the node's Docker storage driver, which decides whether a writable root file system can
+	// be capped (rootFilesystem Writable).
+	Storage dd.StorageInfo
 
 	BindRetry  time.Duration // how soon an agent without room looks again at a waiting Sandbox
 	SpecRetry  time.Duration // how soon a Sandbox waiting for something unwatched (image, Secret) looks again
@@ -115,6 +120,8 @@ func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return r.reconcileDelete(ctx, sbx)
 	case !admitted:
 		return r.reportNoCapacity(sbx), nil
+	case verdict != nil:
+		return r.reportVerdict(sbx, verdict), nil
 	default:
 		return r.reconcileNormal(ctx, sbx)
 	}
@@ -148,7 +155,7 @@ func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *dsv1alpha1
 	var err error
 	for _, run := range []step{
 		r.observe, r.resolveSpec, r.ensureTopology, r.removeFailedStart, r.holdSettled, r.followPrimary, r.trackStartup,
-		r.ensureImages, r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
+		r.checkContainment, r.ensureImages, r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
 	} {
 		var stop bool
 		stepCtx, cancel := s.bound(ctx) // a step of a start gets only the time left before its deadline

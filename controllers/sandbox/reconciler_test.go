@@ -225,10 +225,14 @@ func TestReconcileWritesAVerdict(t *testing.T) {
 			g.Expect(c.Reason).To(Equal(dsv1alpha1.ReasonDeadlineExceeded))
 			g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxFailed))
 			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, dsv1alpha1.ConditionStalled)).To(BeTrue())
-			g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StateExited), "the poisoned topology is stopped")
-			g.Expect(h.container(NamesOf(got).Holder()).State).To(Equal(dd.StateRunning), "its workspace kept")
+			g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StateRunning), "the pass that records the verdict acts on nothing")
 			g.Eventually(done).WithTimeout(time.Minute).Should(Receive(BeNil()), "the run's wait ends once the write stands")
 			g.Expect(h.recorded()).To(Equal([]string{"Warning " + EventPoisoned}))
+
+			_, err = h.pass(got) // the pass that reads the verdict back
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StateExited), "the poisoned topology is stopped")
+			g.Expect(h.container(NamesOf(got).Holder()).State).To(Equal(dd.StateRunning), "its workspace kept")
 		})
 	}
 }

@@ -130,3 +130,13 @@ func (r *SandboxReconciler) applyVerdict(ctx context.Context, sbx *dsv1alpha1.Sa
 func (r *SandboxReconciler) announceVerdict(sbx *dsv1alpha1.Sandbox, v *Verdict) {
 	r.Recorder.Eventf(sbx, v.Related, corev1.EventTypeWarning, EventPoisoned, "Poison", "%s; the topology is stopped, the workspace kept", v.Message)
 }
+
+// reportVerdict ends a pass that wrote a verdict, with the Sandbox Stalled for its reason. Like every
+// settling decision it only records itself: the topology is stopped by the pass that reads the verdict back,
+// so that nothing is stopped on a verdict whose write was lost.
+func (r *SandboxReconciler) reportVerdict(sbx *dsv1alpha1.Sandbox, v *Verdict) ctrl.Result {
+	s := newScope(sbx)
+	s.stalled(dsv1alpha1.SandboxFailed, v.Reason, "%s", v.Message)
+	r.summarize(s)
+	return ctrl.Result{}
+}
