@@ -29,6 +29,9 @@ type Driver interface {
 	// Security reports the confinement the daemon applies to every container (its seccomp profile), which
 	// the agent checks once at start-up.
 	Security(ctx context.Context) (SecurityInfo, error)
+	// Storage reports the daemon's storage driver and its backing file system, which decide whether a
+	// container's writable layer can be capped (see StorageInfo); the agent asks once at start-up.
+	Storage(ctx context.Context) (StorageInfo, error)
 
 	// InspectImage reports whether an image is present locally and what it declares. Absent is not an error.
 	InspectImage(ctx context.Context, ref string) (ImageInfo, error)

@@ -97,6 +97,10 @@ const (
 	ReasonImageDeclaresVolumes   = "ImageDeclaresVolumes"   // the image declares a VOLUME no workspace or scratch mount covers
 	ReasonImagePullSecretInvalid = "ImagePullSecretInvalid" // imagePullSecret is not a readable kubernetes.io/dockerconfigjson Secret
 
+	// Containment the node refuses. Each message names the node and the agent flag or storage driver.
+	ReasonRootNotAllowed          = "RootNotAllowed"          // runAsRoot on the Sandbox or a service, and the agent runs without --allow-root
+	ReasonWritableRootUnsupported = "WritableRootUnsupported" // rootFilesystem Writable, and the node's storage driver cannot cap it
+
 	// The startup deadline passed; the reason names the phase the start was in.
 	ReasonImagePullTimeout = "ImagePullTimeout" // pulling an image (the message has the last attempt's outcome)
 	ReasonWorkspaceTimeout = "WorkspaceTimeout" // making the workspace or its holder

@@ -13,8 +13,8 @@ const MaxServices = 8
 const MaxOutputTailBytes = 8192
 
 // SandboxSpec is what the user wants: one primary container, its services and the limits around them.
-// Changing image, command, args, env, workingDir, resources, scratch, network or services rolls the topology to
-// a new generation that keeps the workspace; changing lifecycle pauses or resumes; workspace and restoreFrom
+// Changing image, command, args, env, workingDir, resources, scratch, rootFilesystem, runAsRoot, network or
+// services rolls the topology to a new generation that keeps the workspace; changing lifecycle pauses or resumes; workspace and restoreFrom
 // are fixed at creation and nodeName once set. imagePullPolicy and imagePullSecret apply from the next start
 // on, startupDeadlineSeconds at once to a start going on; a start that failed is made again only by a change
 // that rolls the topology.
@@ -98,6 +98,19 @@ type SandboxSpec struct {
 	// +listMapKey=mountPath
 	// +optional
 	Scratch []ScratchMount `json:"scratch,omitempty"`
+
+	// rootFilesystem says whether the primary container may write to its root file system: ReadOnly (the
+	// default), or Writable up to a size on nodes that can cap it (reason WritableRootUnsupported elsewhere).
+	// +kubebuilder:default={}
+	// +optional
+	RootFilesystem RootFilesystem `json:"rootFilesystem,omitzero"`
+
+	// runAsRoot runs the primary container as root (uid 0), whatever its image's USER; root there still has
+	// no capabilities. Without it the container never runs as uid 0: an image whose USER is root, unset or a
+	// name runs as 65532:65532, one with a numeric non-root USER keeps it. Only nodes whose agent runs with
+	// --allow-root run it; elsewhere the Sandbox fails with reason RootNotAllowed.
+	// +optional
+	RunAsRoot bool `json:"runAsRoot,omitempty"`
 
 	// network says what the Sandbox may reach. The default, None, reaches nothing outside its own topology.
 	// +kubebuilder:default={}

@@ -82,6 +82,12 @@ type SandboxServiceSpec struct {
 	// +optional
 	Readiness *Readiness `json:"readiness,omitempty"`
 
+	// runAsRoot runs the service container as root (uid 0), whatever its image's USER, as a Sandbox's
+	// runAsRoot does for its primary: only on nodes whose agent runs with --allow-root (a Sandbox naming the
+	// service fails with reason RootNotAllowed elsewhere), and still without capabilities.
+	// +optional
+	RunAsRoot bool `json:"runAsRoot,omitempty"`
+
 	// resources limit the service container. Every limit has a default, so a read-back always shows them.
 	// +kubebuilder:default={}
 	// +optional

@@ -40,6 +40,7 @@ func run() error {
 	flag.IntVar(&opts.Capacity, "capacity", agent.DefaultCapacity, "most Sandboxes bound to this node; each counts until it is deleted (a finished run too: it keeps its workspace)")
 	flag.BoolVar(&opts.RequireDigest, "require-digest", false, "run only images pinned by digest (name@sha256:...)")
 	flag.BoolVar(&opts.AllowNoSeccomp, "allow-no-seccomp", false, "run even when the Docker daemon applies no seccomp profile (sandboxes can then make every system call of the host's kernel); without it the agent refuses to start on such a daemon")
+	flag.BoolVar(&opts.AllowRoot, "allow-root", false, "run the containers of Sandboxes and SandboxServices that ask for it (runAsRoot: true) as root, still without capabilities; without it they fail with reason RootNotAllowed")
 	flag.StringVar(&opts.HolderImage, "holder-image", agent.DefaultHolderImage, "image of the container that keeps each workspace alive; it must be present on the Docker host")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", true, "hold the Lease dockside-agent-<node-name>, so that two agents never act for one node")
 	flag.StringVar(&opts.LeaseNamespace, "lease-namespace", agent.DefaultLeaseNamespace, "namespace of the node's Lease")
@@ -72,7 +73,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	log.Info("Starting", "node", opts.Node, "capacity", opts.Capacity, "requireDigest", opts.RequireDigest,
+	log.Info("Starting", "node", opts.Node, "capacity", opts.Capacity, "requireDigest", opts.RequireDigest, "allowRoot", opts.AllowRoot,
 		"lease", opts.LeaseNamespace+"/"+agent.LeaseName(opts.Node))
 	if err := mgr.Start(ctx); err != nil {
 		return err

@@ -65,10 +65,12 @@ func topologyHash(spec *dsv1alpha1.SandboxSpec, names []string, services []*dsv1
 		Env                                                []dsv1alpha1.EnvVar
 		Pids                                               int64
 		Scratch                                            []dsv1alpha1.ScratchMount `json:",omitempty"` // so that hashes before it stay
+		WritableRoot                                       int64                     `json:",omitempty"` // omitted when unset, like Scratch
+		RunAsRoot                                          bool                      `json:",omitempty"`
 	}{
 		spec.Image, spec.WorkingDir, spec.Resources.CPU.String(), spec.Resources.Memory.String(),
 		string(spec.Network.Mode), mountPath(spec.Workspace), spec.Command, spec.Args, spec.Services, spec.Env,
-		spec.Resources.Pids, spec.Scratch,
+		spec.Resources.Pids, spec.Scratch, writableRootBytes(*spec), spec.RunAsRoot,
 	})
 	var svcs []string
 	for i, name := range names {
@@ -100,8 +102,9 @@ func (r *SandboxReconciler) primarySpec(s *scope) dd.ContainerSpec {
 		Name: s.primaryName(), Owner: s.names().Owner(), Role: dsv1alpha1.RolePrimary,
 		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir, Env: primaryHome(spec),
 		Hostname: s.sbx.Name, Resources: res, Network: s.attachment,
-		Mounts: []dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}},
-		Tmpfs:  withTmp(scratchMounts(spec.Scratch), res.MemoryBytes, mountPath(spec.Workspace)),
+		Mounts:    []dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}},
+		Tmpfs:     withTmp(scratchMounts(spec.Scratch), res.MemoryBytes, mountPath(spec.Workspace)),
+		RunAsRoot: spec.RunAsRoot, WritableRootBytes: writableRootBytes(spec),
 		// A session runs the image's own command (a shell, a REPL) until deleted: without input held open it
 		// would read end-of-file and exit at once.
 		KeepStdinOpen: len(spec.Command) == 0,
@@ -114,7 +117,7 @@ func (r *SandboxReconciler) serviceSpec(s *scope, svc *dsv1alpha1.SandboxService
 	return dd.ContainerSpec{
 		Name: s.serviceName(svc.Name), Owner: s.names().Owner(), Role: dsv1alpha1.RoleService, Service: svc.Name,
 		Image: svc.Spec.Image, Entrypoint: svc.Spec.Command, Cmd: svc.Spec.Args, Hostname: svc.Name, Env: serviceHome(),
-		Resources: res, Tmpfs: withTmp(scratchMounts(svc.Spec.Scratch), res.MemoryBytes),
+		Resources: res, Tmpfs: withTmp(scratchMounts(svc.Spec.Scratch), res.MemoryBytes), RunAsRoot: svc.Spec.RunAsRoot,
 		Network: dd.NetworkAttachment{Name: s.networkName(), Aliases: append([]string{svc.Name}, svc.Spec.Aliases...)},
 	}
 }

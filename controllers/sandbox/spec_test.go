@@ -26,17 +26,20 @@ func TestTopologyHash(t *testing.T) {
 		sameOwn bool // the Sandbox's own half is unchanged
 		svcGen  int64
 	}{
-		"nothing":                  {change: func(*dsv1alpha1.SandboxSpec) {}, same: true, sameOwn: true},
-		"the same cpu, written so": {change: func(s *dsv1alpha1.SandboxSpec) { s.Resources.CPU = resource.MustParse("1000m") }, same: true, sameOwn: true},
-		"lifecycle":                {change: func(s *dsv1alpha1.SandboxSpec) { s.Lifecycle = dsv1alpha1.LifecyclePaused }, same: true, sameOwn: true},
-		"deadline":                 {change: func(s *dsv1alpha1.SandboxSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](5) }, same: true, sameOwn: true},
-		"image":                    {change: func(s *dsv1alpha1.SandboxSpec) { s.Image = "img:2" }},
-		"command":                  {change: func(s *dsv1alpha1.SandboxSpec) { s.Command = []string{"true"} }},
-		"env":                      {change: func(s *dsv1alpha1.SandboxSpec) { s.Env = []dsv1alpha1.EnvVar{{Name: "A", Value: "1"}} }},
-		"network":                  {change: func(s *dsv1alpha1.SandboxSpec) { s.Network.Mode = dsv1alpha1.NetworkIsolated }},
-		"memory":                   {change: func(s *dsv1alpha1.SandboxSpec) { s.Resources.Memory = resource.MustParse("1Gi") }},
-		"mount path":               {change: func(s *dsv1alpha1.SandboxSpec) { s.Workspace.MountPath = "/work" }},
-		"service generation":       {change: func(*dsv1alpha1.SandboxSpec) {}, svcGen: 2, same: true, sameOwn: true},
+		"nothing":                   {change: func(*dsv1alpha1.SandboxSpec) {}, same: true, sameOwn: true},
+		"the same cpu, written so":  {change: func(s *dsv1alpha1.SandboxSpec) { s.Resources.CPU = resource.MustParse("1000m") }, same: true, sameOwn: true},
+		"lifecycle":                 {change: func(s *dsv1alpha1.SandboxSpec) { s.Lifecycle = dsv1alpha1.LifecyclePaused }, same: true, sameOwn: true},
+		"deadline":                  {change: func(s *dsv1alpha1.SandboxSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](5) }, same: true, sameOwn: true},
+		"image":                     {change: func(s *dsv1alpha1.SandboxSpec) { s.Image = "img:2" }},
+		"command":                   {change: func(s *dsv1alpha1.SandboxSpec) { s.Command = []string{"true"} }},
+		"env":                       {change: func(s *dsv1alpha1.SandboxSpec) { s.Env = []dsv1alpha1.EnvVar{{Name: "A", Value: "1"}} }},
+		"network":                   {change: func(s *dsv1alpha1.SandboxSpec) { s.Network.Mode = dsv1alpha1.NetworkIsolated }},
+		"memory":                    {change: func(s *dsv1alpha1.SandboxSpec) { s.Resources.Memory = resource.MustParse("1Gi") }},
+		"mount path":                {change: func(s *dsv1alpha1.SandboxSpec) { s.Workspace.MountPath = "/work" }},
+		"runAsRoot":                 {change: func(s *dsv1alpha1.SandboxSpec) { s.RunAsRoot = true }},
+		"writable root":             {change: func(s *dsv1alpha1.SandboxSpec) { s.RootFilesystem = writable("1Gi") }},
+		"read-only root, spelt out": {change: func(s *dsv1alpha1.SandboxSpec) { s.RootFilesystem.Mode = dsv1alpha1.RootFilesystemReadOnly }, same: true, sameOwn: true},
+		"service generation":        {change: func(*dsv1alpha1.SandboxSpec) {}, svcGen: 2, same: true, sameOwn: true},
 	} {
 		spec := *base.DeepCopy()
 		tc.change(&spec)
@@ -67,4 +70,17 @@ func TestLimits(t *testing.T) {
 	g.Expect(mountPath(dsv1alpha1.Workspace{MountPath: "/data/"})).To(Equal("/data"))
 	g.Expect(pinned("img@sha256:abc")).To(BeTrue())
 	g.Expect(pinned("img:1")).To(BeFalse())
+}
+
+func writable(size string) dsv1alpha1.RootFilesystem {
+	return dsv1alpha1.RootFilesystem{Mode: dsv1alpha1.RootFilesystemWritable, Size: ptr.To(resource.MustParse(size))}
+}
+
+func TestWritableRootBytes(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(writableRootBytes(dsv1alpha1.SandboxSpec{})).To(BeZero())
+	g.Expect(writableRootBytes(dsv1alpha1.SandboxSpec{RootFilesystem: dsv1alpha1.RootFilesystem{Mode: dsv1alpha1.RootFilesystemReadOnly}})).To(BeZero())
+	g.Expect(writableRootBytes(dsv1alpha1.SandboxSpec{RootFilesystem: writable("256Mi")})).To(BeEquivalentTo(256 << 20))
+	g.Expect(writableRootBytes(dsv1alpha1.SandboxSpec{RootFilesystem: dsv1alpha1.RootFilesystem{Mode: dsv1alpha1.RootFilesystemWritable}})).
+		To(BeZero(), "no size, which validation refuses: never an uncapped layer")
 }

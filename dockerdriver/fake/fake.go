@@ -49,14 +49,6 @@ func New(node string) *Driver {
 	}
 }
 
-// SetStorage sets the storage driver and backing file system the fake daemon has, which decide whether a
-// container may have a writable root file system (see dockerdriver.StorageInfo).
-func (f *Driver) SetStorage(s dd.StorageInfo) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.storage = s
-}
-
 // Node is the node name the fake labels and filters by.
 func (f *Driver) Node() string { return f.node }
 

@@ -65,6 +65,9 @@ type Options struct {
 	// AllowNoSeccomp lets the agent run on a daemon that applies no seccomp profile; without it New refuses
 	// such a daemon (see checkSeccomp).
 	AllowNoSeccomp bool
+	// AllowRoot runs a Sandbox's or SandboxService's containers as root where they ask for it (runAsRoot);
+	// without it such a Sandbox fails with reason RootNotAllowed.
+	AllowRoot bool
 
 	// LeaderElection holds the Lease LeaseName(Node) in LeaseNamespace (default kube-system), so that two
 	// agents never act for one node at once; the second waits until the first lets go.
@@ -164,6 +167,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err := checkSeccomp(ctx, opts.Driver, opts.DockerTimeout, opts.AllowNoSeccomp, ctrl.LoggerFrom(ctx).WithName("agent")); err != nil {
 		return nil, err
 	}
+	storage, err := nodeStorage(ctx, opts.Driver, opts.DockerTimeout, ctrl.LoggerFrom(ctx).WithName("agent"))
+	if err != nil {
+		return nil, err
+	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -208,6 +215,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: mgr.GetEventRecorder("dockside-agent"),
 		Options: sandbox.SandboxOptions{
 			Node: opts.Node, Capacity: opts.Capacity, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
+			AllowRoot: opts.AllowRoot, Storage: storage,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 		},
 		Subnets:  topologySubnets,

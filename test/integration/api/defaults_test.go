@@ -32,6 +32,8 @@ var _ = Describe("defaults", func() {
 		Expect(got.Spec.Workspace.MountPath).To(Equal("/workspace"))
 		Expect(got.Spec.Network.Mode).To(Equal(docksidev1.NetworkNone))
 		Expect(got.Spec.Lifecycle).To(Equal(docksidev1.LifecycleRunning))
+		Expect(got.Spec.RootFilesystem).To(Equal(docksidev1.RootFilesystem{Mode: docksidev1.RootFilesystemReadOnly}))
+		Expect(got.Spec.RunAsRoot).To(BeFalse())
 	})
 
 	It("fills in each missing limit on its own, keeping the ones given", func(ctx context.Context) {

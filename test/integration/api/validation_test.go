@@ -57,6 +57,12 @@ var _ = Describe("validation", func() {
 		Entry("mountPath under /proc", sandbox(`{image: busybox, workspace: {mountPath: /proc/x}}`), "must not be under /proc, /sys or /dev"),
 		Entry("mountPath with ..", sandbox(`{image: busybox, workspace: {mountPath: /a/../etc}}`), "must not contain '.' or '..' segments"),
 		Entry("mountPath with a trailing /", sandbox(`{image: busybox, workspace: {mountPath: /src/}}`), "or a trailing '/'"),
+		// Sandbox: the root file system, read-only unless Writable with a size.
+		Entry("writable root without a size", sandbox(`{image: busybox, rootFilesystem: {mode: Writable}}`), "rootFilesystem.size is required with mode Writable"),
+		Entry("a size on a read-only root", sandbox(`{image: busybox, rootFilesystem: {size: 1Gi}}`), "rootFilesystem.size applies only to mode Writable"),
+		Entry("huge writable root", sandbox(`{image: busybox, rootFilesystem: {mode: Writable, size: 100Gi}}`), "rootFilesystem size must be between 1Mi and 64Gi"),
+		Entry("root file system mode Overlay", sandbox(`{image: busybox, rootFilesystem: {mode: Overlay}}`), `Unsupported value: "Overlay"`),
+		Entry("runAsRoot that is not a boolean", sandbox(`{image: busybox, runAsRoot: "yes"}`), "spec.runAsRoot"),
 		// Sandbox: services.
 		Entry("nine services", sandbox(`{image: busybox, services: `+nineServices+`}`), "must have at most 8 items"),
 		Entry("the same service twice", sandbox(`{image: busybox, services: [redis, redis]}`), "must not name the same SandboxService twice"),

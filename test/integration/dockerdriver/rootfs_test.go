@@ -51,6 +51,7 @@ var _ = Describe("Root file system and user", func() {
 		c, err := docker.ContainerInspect(ctx, s.Name)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c.Config.User).To(Equal("65534:65534"))
+		Expect(c.HostConfig.ReadonlyRootfs).To(BeTrue(), "the holder writes nothing either")
 		Expect(c.State.Running).To(BeTrue())
 	})
 
