@@ -14,9 +14,16 @@ import (
 	"github.com/dockside-dev/dockside/controllers/sandbox"
 )
 
+// runPlan is what a command about to start needs: the Sandbox's topology as it is Ready now, and the spec read
+// whole from the API server.
+type runPlan struct {
+	target sandbox.Names
+	spec   dsv1alpha1.ExecutionSpec
+}
+
 // reconcileQueued keeps a waiting Execution Queued, fails it when its Sandbox can never run it, or, when it is
-// first in its Sandbox's queue and the Sandbox is Ready, records it Running and returns where to run it.
-func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (*sandbox.Names, error) {
+// first in its Sandbox's queue and the Sandbox is Ready, records it Running and returns what to run where.
+func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (*runPlan, error) {
 	st := &ex.Status
 	st.NodeName = r.Options.Node
 	if st.QueueTime == nil {
@@ -44,11 +51,16 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha
 		queued(ex, "waiting for the Sandbox's latest state")
 		return nil, nil // the Sandbox's watch event brings the next pass
 	}
+	// The cache holds the Execution without its command, stdin and env (CacheTransform): the run takes them
+	// from the API server, read before the status says Running so that a failed read starts nothing.
+	full, err := r.fullRead(ctx, ex)
+	if err != nil || full == nil {
+		return nil, err
+	}
 	now := metav1.NowMicro()
 	st.Phase, st.StartTime, st.TopologyGeneration = dsv1alpha1.ExecutionRunning, &now, live.Status.TopologyGeneration
 	setExecutionConditions(ex, dsv1alpha1.ReasonRunning, "the command is running")
-	target := sandbox.NamesOf(live)
-	return &target, nil
+	return &runPlan{target: sandbox.NamesOf(live), spec: full.Spec}, nil
 }
 
 // admit says whether the Sandbox can run the Execution: refuse says why it never will, wait what it is still
@@ -158,24 +170,42 @@ func (r *ExecutionReconciler) noteArrival(ex *dsv1alpha1.Execution) {
 }
 
 // ensureOwner makes the Sandbox the Execution's controlling owner, so that a cluster's garbage collector
-// deletes it with its Sandbox. Clients usually set it at creation; this covers those that do not.
+// deletes it with its Sandbox. Clients usually set it at creation; this covers those that do not. The cache
+// keeps no other ownerReference, so the patch starts from the whole Execution read from the API server, lest
+// it drop a client's; ex then stands for the version read (or written), trimmed as the cache keeps it.
 func (r *ExecutionReconciler) ensureOwner(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) error {
 	if sandboxOwner(ex) != "" {
 		return nil
 	}
-	before := ex.DeepCopy()
-	if err := controllerutil.SetControllerReference(sbx, ex, r.Scheme()); err != nil {
+	full, err := r.fullRead(ctx, ex)
+	switch {
+	case err != nil:
 		return err
+	case full == nil:
+		return errReplaced
+	case sandboxOwner(full) == "":
+		before := full.DeepCopy()
+		if err := controllerutil.SetControllerReference(sbx, full, r.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Patch(ctx, full, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
 	}
-	return r.Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	*ex = *trimmed(full)
+	return nil
 }
 
 // sandboxOwner is the UID of the Sandbox that owns the Execution, "" when none does yet.
 func sandboxOwner(ex *dsv1alpha1.Execution) types.UID {
 	for _, ref := range ex.OwnerReferences {
-		if ref.Kind == "Sandbox" && ref.APIVersion == dsv1alpha1.GroupVersion.String() {
+		if isSandboxRef(ref) {
 			return ref.UID
 		}
 	}
 	return ""
+}
+
+func isSandboxRef(ref metav1.OwnerReference) bool {
+	return ref.Kind == "Sandbox" && ref.APIVersion == dsv1alpha1.GroupVersion.String()
 }

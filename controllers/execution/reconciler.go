@@ -25,6 +25,9 @@ import (
 type ExecutionOptions struct {
 	Node           string // this agent's node name
 	MaxOutputBytes int    // node-wide ceiling of spec.maxOutputBytes, per stream
+	// SandboxGrace is how long after its creation an Execution that no agent has taken waits for its Sandbox
+	// to exist before it fails with SandboxNotFound; zero means DefaultSandboxGrace.
+	SandboxGrace time.Duration
 }
 
 // ExecutionReconciler runs the Executions of the session Sandboxes bound to this node, one at a time per
@@ -73,7 +76,7 @@ func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 	if sbx == nil && ex.Status.NodeName != r.Options.Node {
-		return ctrl.Result{}, nil // another node's, or no agent's yet
+		return ctrl.Result{}, nil // another node's, or no agent's yet (untakenReconciler's)
 	}
 	if sbx != nil && !finished(ex) && ex.Status.Phase != dsv1alpha1.ExecutionRunning {
 		err := r.ensureOwner(ctx, ex, sbx) // before the snapshot: it changes the resourceVersion
@@ -85,7 +88,7 @@ func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 	}
 
-	var start *sandbox.Names
+	var start *runPlan
 	pass := status.Begin(r.Client, ex)
 	defer func() {
 		if !pass.End(ctx, ex, &result, &reterr) {

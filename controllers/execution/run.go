@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/controllers/sandbox"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -21,7 +20,8 @@ const recordTimeout = 30 * time.Second
 // launch runs the command of an Execution recorded Running, in the background: the pass that started it
 // ends at once. The run lasts until the command ends, its deadline passes, the Execution is deleted or the
 // agent stops, and then records its own outcome.
-func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, t sandbox.Names) {
+func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
+	t := p.target
 	key := client.ObjectKeyFromObject(ex)
 	ctx, cancel := context.WithCancel(r.base)
 	r.Runs.start(key, execRun{uid: ex.UID, sandbox: t.UID, cancel: cancel})
@@ -31,7 +31,7 @@ func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, t sandbox.Names) 
 		defer r.Runs.end(key)
 		defer cancel()
 		log.V(1).Info("Running the command")
-		res, err := r.Driver.Exec(ctx, t.Primary(), r.request(ex))
+		res, err := r.Driver.Exec(ctx, t.Primary(), r.request(p.spec))
 		v := judge(ex, res, err, r.base.Err() != nil)
 		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer done()
@@ -61,10 +61,9 @@ func (r *ExecutionReconciler) notifyEnded(ex *dsv1alpha1.Execution) {
 	}
 }
 
-// request is the driver's exec for the Execution: the command's output is capped at the lower of its
-// maxOutputBytes and the node's ceiling, and nothing it starts may outlive it.
-func (r *ExecutionReconciler) request(ex *dsv1alpha1.Execution) dd.ExecRequest {
-	spec := ex.Spec
+// request is the driver's exec for an Execution's whole spec: the command's output is capped at the lower of
+// its maxOutputBytes and the node's ceiling, and nothing it starts may outlive it.
+func (r *ExecutionReconciler) request(spec dsv1alpha1.ExecutionSpec) dd.ExecRequest {
 	req := dd.ExecRequest{
 		Command: spec.Command, WorkingDir: spec.WorkingDir, KillSurvivors: true,
 		Timeout:     time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second,

@@ -6,11 +6,13 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -27,8 +29,9 @@ type ExecutionWatches struct {
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // SetupWithManager wires the reconciler: Executions (with when each arrived, and their Sandbox's queue moving
-// on when one ends or goes) and this node's Sandboxes (whose queues move when they turn Ready or go). Commands
-// run under ctx; when the manager stops, it waits for the runs to record their outcome.
+// on when one ends or goes) and this node's Sandboxes (whose queues move when they turn Ready or go), and the
+// untakenReconciler beside it. Commands run under ctx; when the manager stops, it waits for the runs to record
+// their outcome.
 func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, w ExecutionWatches) error {
 	r.base, r.ended = ctx, make(chan event.GenericEvent, 64)
 	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Execution{}, dsv1alpha1.FieldExecutionSandboxName, func(o client.Object) []string {
@@ -44,6 +47,9 @@ func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	})); err != nil {
 		return err
 	}
+	if err := r.setupUntaken(mgr, w); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("execution").
 		Watches(&dsv1alpha1.Execution{}, r.executionEvents()).
@@ -54,6 +60,23 @@ func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](w.MinBackoff, w.MaxBackoff),
 		}).
 		Complete(r)
+}
+
+// setupUntaken wires the untakenReconciler to the Executions no agent has taken, with one worker and a queue
+// of its own: what it does for them is a courtesy that must not hold up this node's Executions.
+func (r *ExecutionReconciler) setupUntaken(mgr ctrl.Manager, w ExecutionWatches) error {
+	untaken := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		ex, ok := o.(*dsv1alpha1.Execution)
+		return ok && ex.Status.NodeName == ""
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("execution-untaken").
+		Watches(&dsv1alpha1.Execution{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(untaken)).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: 1,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](w.MinBackoff, w.MaxBackoff),
+		}).
+		Complete(untakenReconciler{r})
 }
 
 // executionEvents enqueues each Execution that changes, notes when new ones arrive (their creation order),

@@ -293,8 +293,9 @@ func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
 		// API server filters); unbound ones come through a second cache (see New).
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&dsv1alpha1.Sandbox{}: {Field: fields.OneTermEqualSelector(dsv1alpha1.FieldSandboxNodeName, opts.Node)},
-			// Executions carry no node: each agent sees them all, and keeps none of their output.
-			&dsv1alpha1.Execution{}: {Transform: stripExecutionOutput},
+			// Executions carry no node: each agent sees them all, so it keeps only their bounded fields,
+			// without command, stdin, env or output (the reconciler reads those from the API server).
+			&dsv1alpha1.Execution{}: {Transform: execution.CacheTransform},
 		}},
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
@@ -315,13 +316,4 @@ func durationOrNil(d time.Duration) *time.Duration {
 		return nil
 	}
 	return &d
-}
-
-// stripExecutionOutput drops an Execution's stdout and stderr before it enters the cache: the agent never
-// reads them back, and every agent caches every Execution.
-func stripExecutionOutput(obj any) (any, error) {
-	if ex, ok := obj.(*dsv1alpha1.Execution); ok {
-		ex.Status.Stdout, ex.Status.Stderr = "", ""
-	}
-	return obj, nil
 }
