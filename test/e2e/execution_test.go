@@ -116,6 +116,23 @@ var _ = Describe("Execution on real Docker, through the kubectl plugin", func() 
 		_, err := docker("cp", holder+":/workspace/late", "-")
 		Expect(err).To(MatchError(ContainSubstring("Could not find")))
 	})
+
+	It("feeds nothing to the session's PID 1: a command written to /proc/1/fd/0 never runs, and the next Execution is not blamed", func() {
+		ns := newNamespace("exec-pid1")
+		session(ns, "box", "dockside.dev/busybox:local")
+		// Were PID 1's input a pipe, its shell would run this line after the Execution ended, writing to the
+		// workspace for ever, and the next Execution would find the survivor and be blamed for it.
+		out := plugin("", "-n", ns, "box", "--", "sh", "-c",
+			`echo 'while true; do date >> /workspace/planted; sleep 1; done' > /proc/1/fd/0 && echo written`)
+		Expect(out.code).To(Equal(0), out.stderr)
+		Expect(out.stdout).To(Equal("written\n"))
+
+		out = plugin("", "-n", ns, "box", "--", "sh", "-c", "sleep 3; ls /workspace")
+		Expect(out.code).To(Equal(0), out.stderr)
+		Expect(out.stdout).NotTo(ContainSubstring("planted"))
+		Expect(field(ns, "sandbox/box", `{.status.conditions[?(@.type=="Ready")].status}`)).To(Equal("True"))
+		Expect(field(ns, "sandbox/box", `{.status.conditions[?(@.type=="TopologyPoisoned")].status}`)).To(Equal("False"))
+	})
 })
 
 // expectStopped waits until Docker says a container that was killed no longer runs.
