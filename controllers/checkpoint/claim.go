@@ -80,7 +80,22 @@ func (r *CheckpointReconciler) reconcileNormal(ctx context.Context, ckpt *dsv1al
 	case st.Phase != dsv1alpha1.CheckpointCapturing:
 		r.wait(ckpt, dsv1alpha1.CheckpointCapturing, dsv1alpha1.ReasonCapturing, "capturing the workspace of Sandbox %q", name)
 	default:
+		if stale, err := r.stale(ctx, ckpt); stale || err != nil {
+			return ctrl.Result{RequeueAfter: status.StaleRetry}, err
+		}
 		return r.capture(ctx, ckpt, sbx)
 	}
 	return ctrl.Result{}, nil
+}
+
+// stale tells whether the API server holds a newer Checkpoint than the cache gave this pass. A capture
+// freezes the Sandbox and stores an archive, so it must never run on a stale read: a pass that read
+// Capturing from a cache not yet showing the previous pass's Failed or Ready would capture again, leaving an
+// archive no Checkpoint names.
+func (r *CheckpointReconciler) stale(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (bool, error) {
+	live := &dsv1alpha1.Checkpoint{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ckpt), live); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err) // gone: its deletion brings a pass
+	}
+	return live.ResourceVersion != ckpt.ResourceVersion, nil
 }
