@@ -6,7 +6,6 @@ const (
 	ReasonCapturing          = "Capturing"          // Sandbox frozen, workspace being copied out
 	ReasonSucceeded          = "Succeeded"          // the object reached its goal
 	ReasonWaitingForSandbox  = "WaitingForSandbox"  // the Checkpoint's Sandbox is not bound or not up yet
-	ReasonSandboxNotFound    = "SandboxNotFound"    // spec.sandboxName names no Sandbox
 	ReasonSandboxNotRunning  = "SandboxNotRunning"  // the Sandbox has no workspace to capture now
 	ReasonSandboxOnOtherNode = "SandboxOnOtherNode" // the Sandbox now runs on a node other than the Checkpoint's
 	ReasonSandboxPoisoned    = "SandboxPoisoned"    // the Sandbox's topology is poisoned; nothing to capture

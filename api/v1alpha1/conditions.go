@@ -35,5 +35,6 @@ const (
 	ReasonError            = "Error"            // non-zero exit code
 	ReasonDeadlineExceeded = "DeadlineExceeded" // stopped at activeDeadlineSeconds
 	ReasonLost             = "Lost"             // the container vanished; its outcome is unknown
+	ReasonSandboxNotFound  = "SandboxNotFound"  // spec.sandboxName names no Sandbox (Checkpoints, Executions)
 	ReasonCanceled         = "Canceled"         // deleted while running (or the agent stopped): the container was killed
 )

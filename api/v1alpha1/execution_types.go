@@ -122,7 +122,7 @@ type ExecutionStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// reason is how the Execution ended or why it waits, in one word: Completed, Error, DeadlineExceeded,
-	// OutputLimitExceeded, Canceled, SandboxNotReady, Lost (see the Reason* constants).
+	// OutputLimitExceeded, Canceled, SandboxNotReady, SandboxNotFound, Lost (see the Reason* constants).
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Reason string `json:"reason,omitempty"`

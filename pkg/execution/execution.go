@@ -75,7 +75,7 @@ type Request struct {
 type Result struct {
 	Name     string // of the Execution
 	Phase    dsv1alpha1.ExecutionPhase
-	Reason   string // Completed, Error, DeadlineExceeded, OutputLimitExceeded, Canceled, SandboxNotReady, Lost
+	Reason   string // Completed, Error, DeadlineExceeded, OutputLimitExceeded, Canceled, SandboxNotReady, SandboxNotFound, Lost
 	Message  string
 	ExitCode *int32 // set when the command exited on its own
 	Stdout   string
