@@ -41,6 +41,7 @@ var startupTimeouts = map[string]string{
 func (r *SandboxReconciler) trackStartup(_ context.Context, s *scope) (bool, error) {
 	st := &s.sbx.Status
 	if s.started() {
+		r.Wake.Cancel(s.key()) // a start that is over needs no pass at its deadline
 		return false, nil
 	}
 	if st.Startup == nil || st.Startup.TopologyGeneration != st.TopologyGeneration {

@@ -63,6 +63,12 @@ func TestTrackStartup(t *testing.T) {
 			check: notTracked,
 		},
 		{
+			name:   "a start that is over drops the wakeup its deadline asked for",
+			sbx:    withStarted(atTopology(newSandbox("s"), 1)),
+			docker: func(h *harness, s *scope) { h.r.Wake.At(s.key(), time.Now().Add(time.Hour)) },
+			check:  notTracked,
+		},
+		{
 			name:   "a primary Docker shows started counts, though its status write was lost",
 			sbx:    atTopology(newSandbox("s"), 1),
 			docker: func(h *harness, s *scope) { h.start(h.primarySpec(s)) },

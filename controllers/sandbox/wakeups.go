@@ -51,6 +51,16 @@ func (w *Wakeups) At(key types.NamespacedName, t time.Time) {
 	w.alarms[key] = alarm{at: t, timer: time.AfterFunc(time.Until(t), func() { w.ring(key, t) })}
 }
 
+// Cancel drops the pass asked for at a later time, if any.
+func (w *Wakeups) Cancel(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if a, ok := w.alarms[key]; ok {
+		a.timer.Stop()
+		delete(w.alarms, key)
+	}
+}
+
 func (w *Wakeups) ring(key types.NamespacedName, t time.Time) {
 	w.mu.Lock()
 	if a, ok := w.alarms[key]; ok && a.at.Equal(t) {
