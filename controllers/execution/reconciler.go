@@ -91,11 +91,8 @@ func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	var start *runPlan
 	pass := status.Begin(r.Client, ex)
 	defer func() {
-		if !pass.End(ctx, ex, &result, &reterr) {
+		if !r.endPass(ctx, pass, ex, &result, &reterr) {
 			return
-		}
-		if finished(ex) && !finished(pass.Before()) {
-			r.announce(ex)
 		}
 		if start != nil && reterr == nil {
 			r.launch(ex, *start) // only once the status saying Running stands

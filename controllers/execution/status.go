@@ -1,10 +1,12 @@
 package execution
 
 import (
+	"context"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/controllers/status"
@@ -30,6 +32,18 @@ func settle(ex *dsv1alpha1.Execution, phase dsv1alpha1.ExecutionPhase, reason, m
 	now := metav1.NowMicro()
 	ex.Status.Phase, ex.Status.FinishTime = phase, &now
 	setExecutionConditions(ex, reason, message)
+}
+
+// endPass writes the status a pass arrived at (see status.Pass.End) and, when that write ended the
+// Execution, records its Event. It reports whether the pass's status stands.
+func (r *ExecutionReconciler) endPass(ctx context.Context, pass *status.Pass[*dsv1alpha1.Execution], ex *dsv1alpha1.Execution, result *ctrl.Result, reterr *error) bool {
+	if !pass.End(ctx, ex, result, reterr) {
+		return false
+	}
+	if finished(ex) && !finished(pass.Before()) {
+		r.announce(ex)
+	}
+	return true
 }
 
 // announce records the Event of an Execution whose end was just written.

@@ -64,11 +64,7 @@ func (u untakenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	pass := status.Begin(r.Client, ex)
-	defer func() {
-		if pass.End(ctx, ex, &result, &reterr) && finished(ex) && !finished(pass.Before()) {
-			r.announce(ex)
-		}
-	}()
+	defer r.endPass(ctx, pass, ex, &result, &reterr)
 	settle(ex, dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonSandboxNotFound,
 		fmt.Sprintf("Sandbox %s does not exist in namespace %s; the command did not run", ex.Spec.SandboxName, ex.Namespace))
 	return ctrl.Result{}, nil
