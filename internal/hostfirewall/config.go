@@ -1,0 +1,74 @@
+package hostfirewall
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Config names the table, the interfaces it filters and the namespace it goes in.
+type Config struct {
+	Table        string // default "dockside"
+	BridgePrefix string // default "ds": host input from these interfaces is dropped
+	ProxyPrefix  string // default "dsi-": these may reach ProxyPort
+	ProxyPort    uint16 // required
+	NetNSFd      int    // 0: the current (host) network namespace; tests pass a namespace of their own
+}
+
+// Defaults of Config's fields, and the longest interface name the kernel takes (IFNAMSIZ less its NUL).
+const (
+	DefaultTable        = "dockside"
+	DefaultBridgePrefix = "ds"
+	DefaultProxyPrefix  = "dsi-"
+	maxIfNameLen        = 15
+	maxTableNameLen     = 255
+)
+
+// withDefaults fills the empty fields and refuses a Config whose rules would not mean what it says.
+func (c Config) withDefaults() (Config, error) {
+	if c.Table == "" {
+		c.Table = DefaultTable
+	}
+	if c.BridgePrefix == "" {
+		c.BridgePrefix = DefaultBridgePrefix
+	}
+	if c.ProxyPrefix == "" {
+		c.ProxyPrefix = DefaultProxyPrefix
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.ProxyPort == 0 {
+		errs = append(errs, errors.New("ProxyPort is required"))
+	}
+	if len(c.Table) > maxTableNameLen || strings.ContainsRune(c.Table, 0) {
+		errs = append(errs, fmt.Errorf("Table %q is not a valid nftables table name", c.Table))
+	}
+	errs = append(errs, validPrefix("BridgePrefix", c.BridgePrefix), validPrefix("ProxyPrefix", c.ProxyPrefix))
+	// An exception for interfaces the drop does not cover would accept nothing the policy does not already
+	// accept: the configuration is wrong, not the rule.
+	if !strings.HasPrefix(c.ProxyPrefix, c.BridgePrefix) {
+		errs = append(errs, fmt.Errorf("ProxyPrefix %q must start with BridgePrefix %q", c.ProxyPrefix, c.BridgePrefix))
+	}
+	if c.NetNSFd < 0 {
+		errs = append(errs, fmt.Errorf("NetNSFd %d is not a file descriptor", c.NetNSFd))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("hostfirewall: invalid config: %w", err)
+	}
+	return nil
+}
+
+// validPrefix checks that prefix could begin an interface name: the kernel refuses longer names and names with
+// '/', ':' or white space, and a '*' is taken literally here, not as a wildcard.
+func validPrefix(field, prefix string) error {
+	switch {
+	case len(prefix) > maxIfNameLen:
+		return fmt.Errorf("%s %q is longer than an interface name (%d bytes)", field, prefix, maxIfNameLen)
+	case strings.ContainsAny(prefix, "/:* \t\n\v\f\r\x00"):
+		return fmt.Errorf("%s %q holds a character no interface name has, or a '*' (it is a prefix, not a pattern)", field, prefix)
+	}
+	return nil
+}
