@@ -11,8 +11,11 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
-// The bridge driver's switch for traffic between containers on one bridge.
-const iccOption = "com.docker.network.bridge.enable_icc"
+// The bridge driver's switch for traffic between containers on one bridge, and its host interface name.
+const (
+	iccOption    = "com.docker.network.bridge.enable_icc"
+	bridgeOption = "com.docker.network.bridge.name"
+)
 
 // EnsureNetwork creates the bridge, or adopts the one of that name if it carries the same identity.
 func (d *Docker) EnsureNetwork(ctx context.Context, spec NetworkSpec) (NetworkInfo, error) {
@@ -105,6 +108,9 @@ func networkCreateOptions(spec NetworkSpec, labels map[string]string) network.Cr
 		Labels:   labels,
 		Options:  map[string]string{iccOption: strconv.FormatBool(spec.ICC)},
 	}
+	if spec.Bridge != "" {
+		opts.Options[bridgeOption] = spec.Bridge
+	}
 	if spec.Subnet != "" {
 		opts.IPAM = &network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: spec.Subnet, Gateway: spec.Gateway}}}
 	}
@@ -115,6 +121,7 @@ func networkInfo(n network.Inspect) NetworkInfo {
 	info := NetworkInfo{Exists: true, ID: n.ID, Name: n.Name, Internal: n.Internal, Labels: n.Labels}
 	// The bridge driver defaults ICC to on when the option is absent.
 	info.ICC = n.Options[iccOption] != "false"
+	info.Bridge = n.Options[bridgeOption]
 	if len(n.IPAM.Config) > 0 {
 		info.Subnet, info.Gateway = n.IPAM.Config[0].Subnet, n.IPAM.Config[0].Gateway
 	}

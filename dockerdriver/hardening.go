@@ -11,6 +11,11 @@ import (
 // logLimits bound what Docker keeps of a container's output on disk, so untrusted output cannot fill it.
 var logLimits = map[string]string{"max-size": "10m", "max-file": "1"}
 
+// ipv6Off switches IPv6 off inside the container's network namespace: Dockside's bridges are IPv4 only, and
+// without an address of its own a container would still have a link-local one (fe80::/10) to reach its
+// neighbours with (docs/egress.md).
+var ipv6Off = map[string]string{"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
+
 // createRequest translates a validated spec into Docker's create request and adds the hardening every
 // container gets. Nothing in ContainerSpec can switch any of it off. imageUser is the USER of the spec's
 // image, which the container keeps only when it is not root (see RunAs).
@@ -36,6 +41,7 @@ func createRequest(node string, spec ContainerSpec, imageUser string) (*containe
 		SecurityOpt: []string{"no-new-privileges:true"},
 		Privileged:  false,
 		IpcMode:     container.IPCModePrivate,
+		Sysctls:     ipv6Off,
 		Mounts:      mounts(spec),
 		LogConfig:   container.LogConfig{Type: "json-file", Config: logLimits},
 		Resources: container.Resources{

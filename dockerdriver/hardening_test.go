@@ -29,6 +29,7 @@ func TestCreateRequestHardensEveryContainer(t *testing.T) {
 	g.Expect(host.CapAdd).To(BeEmpty())
 	g.Expect(host.SecurityOpt).To(Equal([]string{"no-new-privileges:true"}))
 	g.Expect(host.Privileged).To(BeFalse())
+	g.Expect(host.Sysctls).To(HaveKeyWithValue("net.ipv6.conf.all.disable_ipv6", "1"))
 	g.Expect(host.ReadonlyRootfs).To(BeTrue())
 	g.Expect(host.StorageOpt).To(BeEmpty())
 	g.Expect(cfg.User).To(Equal(NonRootUser), "an image without USER does not run as root")

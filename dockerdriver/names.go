@@ -39,6 +39,33 @@ func NodeNetworkName(node string) string {
 	return "dockside-node-" + clip(sanitize(node), 40) + "-" + hex.EncodeToString(sum[:4])
 }
 
+// NodeIsolatedNetworkName is the name of the node's shared bridge for Isolated sandboxes without services:
+// internal (no route out; the egress proxy on its gateway is the way out) and inter-container traffic off.
+func NodeIsolatedNetworkName(node string) string {
+	sum := sha256.Sum256([]byte(node))
+	return "dockside-isolated-" + clip(sanitize(node), 40) + "-" + hex.EncodeToString(sum[:4])
+}
+
+// Prefixes of the host interface names of Dockside's bridges. The host firewall drops what a bridge whose
+// name starts with BridgePrefix sends to the host, except, from BridgeProxied bridges, connections to the
+// egress proxy (docs/egress.md).
+const (
+	BridgePrefix  = "ds"
+	BridgeProxied = "dsi-" // mode Isolated: the egress proxy on the gateway is the only way out
+	BridgeClosed  = "dsn-" // mode None: no way out
+	BridgeOpen    = "dsu-" // mode Unrestricted: routed out, masqueraded
+)
+
+// maxInterfaceName is Linux's limit on an interface name (IFNAMSIZ less the terminating NUL).
+const maxInterfaceName = 15
+
+// BridgeName is the host interface name of the bridge of network: prefix and a digest of the network's name,
+// as long as Linux allows.
+func BridgeName(prefix, network string) string {
+	sum := sha256.Sum256([]byte(network))
+	return prefix + hex.EncodeToString(sum[:])[:maxInterfaceName-len(prefix)]
+}
+
 // Labels is the full Dockside label set of a resource created by the agent of node. Empty owner fields and
 // an empty service are left out; a zero generation is kept (it names per-Sandbox resources).
 func Labels(node string, o Owner, role, service string) map[string]string {

@@ -76,3 +76,18 @@ func TestIdentityMatchesIgnoresExtraLabels(t *testing.T) {
 	g.Expect(identityMatches(have, want)).To(BeFalse())
 	g.Expect(identityMatches(map[string]string{}, want)).To(BeFalse())
 }
+
+func TestBridgeNameFitsLinuxAndKeepsItsPrefix(t *testing.T) {
+	for _, prefix := range []string{BridgeProxied, BridgeClosed, BridgeOpen} {
+		name := BridgeName(prefix, "dockside-some-very-long-network-name-0123456789")
+		if len(name) != maxInterfaceName || name[:len(prefix)] != prefix {
+			t.Errorf("BridgeName(%q) = %q: want %d characters starting with the prefix", prefix, name, maxInterfaceName)
+		}
+		if !bridgeName.MatchString(name) {
+			t.Errorf("BridgeName(%q) = %q is refused by NetworkSpec.Validate", prefix, name)
+		}
+	}
+	if BridgeName(BridgeOpen, "a") == BridgeName(BridgeOpen, "b") {
+		t.Error("two networks got one bridge name")
+	}
+}

@@ -25,6 +25,9 @@ type NetworkSpec struct {
 	// Subnet and Gateway (CIDR and address) as the caller allocated them; empty lets Docker choose.
 	Subnet  string
 	Gateway string
+	// Bridge is the host interface name of the bridge (see BridgeName): the host firewall tells Dockside's
+	// bridges, and which of them may reach the egress proxy, by its prefix. Empty lets Docker choose.
+	Bridge string
 }
 
 // NetworkInfo is what ObserveNetwork and ListNetworks report.
@@ -36,6 +39,7 @@ type NetworkInfo struct {
 	ICC      bool
 	Subnet   string
 	Gateway  string
+	Bridge   string // host interface name when Dockside chose it, else ""
 	Labels   map[string]string
 }
 

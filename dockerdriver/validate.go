@@ -113,10 +113,16 @@ func (spec ContainerSpec) UncoveredVolumes(imageVolumes []string) []string {
 }
 
 // Validate refuses a network spec Docker could not create as asked, as an InvalidSpec error.
+// bridgeName is a host interface name Dockside may give a bridge: its prefix, at most 15 characters.
+var bridgeName = regexp.MustCompile(`^` + BridgePrefix + `[a-z0-9-]{1,13}$`)
+
 func (spec NetworkSpec) Validate() error {
 	bad := func(reason string) error { return NewError(KindInvalidSpec, PhaseNetwork, spec.Name, reason) }
 	if !dockerName.MatchString(spec.Name) {
 		return bad("the network name is not a valid Docker name")
+	}
+	if spec.Bridge != "" && !bridgeName.MatchString(spec.Bridge) {
+		return bad("the bridge name is not a Dockside interface name")
 	}
 	if spec.Subnet == "" {
 		if spec.Gateway != "" {

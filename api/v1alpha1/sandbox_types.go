@@ -193,29 +193,32 @@ type Workspace struct {
 	MountPath string `json:"mountPath,omitempty"`
 }
 
-// Network is what a Sandbox's containers may reach. Host networking and sharing another container's network
-// cannot be expressed. Finer rules (destination allowlists, private-range blocking) are refused, not ignored,
-// until the agent enforces them.
-// +kubebuilder:validation:XValidation:rule="!has(self.allow)",message="network.allow: destination allowlists are not enforced yet; use mode None, Isolated or Unrestricted"
-// +kubebuilder:validation:XValidation:rule="!has(self.blockPrivateNetworks) || !self.blockPrivateNetworks",message="network.blockPrivateNetworks: blocking private address ranges is not enforced yet; use mode None to block all egress"
+// Network is what a Sandbox's containers may reach (docs/egress.md). Host networking and sharing another
+// container's network cannot be expressed.
+// +kubebuilder:validation:XValidation:rule="!has(self.allow) || size(self.allow) == 0 || (has(self.mode) && self.mode == 'Isolated')",message="network.allow applies to mode Isolated only: None reaches nothing outside the Sandbox and Unrestricted reaches everything, so a list would mean nothing"
 type Network struct {
-	// mode is None (no traffic beyond the Sandbox's own containers), Isolated (egress allowed, other Sandboxes
-	// unreachable) or Unrestricted (egress with no further limits).
+	// mode is None (nothing beyond the Sandbox's own containers), Isolated (only public internet addresses, and
+	// only through the agent's egress proxy: never the Docker host, another Sandbox, a private or link-local
+	// address such as the cloud metadata service) or Unrestricted (any address the host can route to, except
+	// the Docker host's own).
 	// +kubebuilder:default=None
 	// +optional
 	Mode NetworkMode `json:"mode,omitempty"`
 
-	// allow is reserved for host:port egress allowlists. Any value is refused until the agent enforces it.
+	// allow narrows an Isolated Sandbox's egress to these destinations: "host", "host:port", "*.suffix" or
+	// "*.suffix:port" (host is a DNS name or an IPv4 address; "*.example.com" matches every name under
+	// example.com but not example.com itself; no port means any port). Programs reach them through the
+	// HTTP(S) proxy named in their HTTP_PROXY and HTTPS_PROXY variables; anything else is refused with an HTTP
+	// 403. A name that resolves to a private, loopback or link-local address is refused even when listed,
+	// unless the agent permits that range. Empty: every public address. It may change at any time and takes
+	// effect at the next connection.
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.all(e, e.matches('^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?$'))",message="network.allow entries are host, host:port, *.suffix or *.suffix:port, in lowercase (for example pypi.org, github.com:443, *.githubusercontent.com)"
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !e.matches('^[^:]*:[0-9]{1,5}$') || (int(e.split(':')[1]) >= 1 && int(e.split(':')[1]) <= 65535))",message="network.allow: a port must be between 1 and 65535"
 	// +listType=atomic
 	// +optional
 	Allow []string `json:"allow,omitempty"`
-
-	// blockPrivateNetworks is reserved for blocking private address ranges on egress. true is refused until the
-	// agent enforces it.
-	// +optional
-	BlockPrivateNetworks *bool `json:"blockPrivateNetworks,omitempty"`
 }
 
 // NetworkMode is the network policy of a Sandbox.

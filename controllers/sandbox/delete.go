@@ -37,7 +37,7 @@ func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1
 	r.forgetAdmission(sbx.UID)
 	ctrl.LoggerFrom(ctx).Info("Docker confirmed the Sandbox's resources are gone; finalizer removed")
 	if usesSharedNetwork(sbx) {
-		if err := r.releaseSharedNetwork(ctx); err != nil {
+		if err := r.releaseSharedNetworks(ctx); err != nil {
 			ctrl.LoggerFrom(ctx).Info("The node's shared network stays for now", "reason", err.Error())
 		}
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,38 @@ type harness struct {
 	apiFault func(op string, obj client.Object) error // an API error to inject, by operation; nil: none
 	pulled   chan struct{}                            // signalled when a pull has ended and its waiters are woken
 	poisons  chan types.NamespacedName                // signalled when a verdict is handed over
+	egress   gateways                                 // where the egress proxy is served
+}
+
+// gateways records where the reconciler serves the egress proxy.
+type gateways struct {
+	mu   sync.Mutex
+	open map[netip.Addr]bool
+}
+
+func (g *gateways) Open(gw netip.Addr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open == nil {
+		g.open = map[netip.Addr]bool{}
+	}
+	g.open[gw] = true
+	return nil
+}
+
+func (g *gateways) Keep(gws []netip.Addr) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open = map[netip.Addr]bool{}
+	for _, gw := range gws {
+		g.open[gw] = true
+	}
+}
+
+func (g *gateways) serves(gw string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.open[netip.MustParseAddr(gw)]
 }
 
 // newHarness makes a reconciler of node testNode whose API server holds objs.
@@ -81,8 +114,9 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 		Client: h.client, APIReader: h.client, Unbound: h.client, Driver: h.view, Recorder: h.events,
 		Options: SandboxOptions{
 			Node: testNode, Capacity: 10, HolderImage: holderImage, BindRetry: bindRetry, SpecRetry: specRetry,
-			StopGrace: time.Second, ProbeLimit: 1024,
+			StopGrace: time.Second, ProbeLimit: 1024, EgressProxyPort: 3128,
 		},
+		Egress:   &h.egress,
 		Freezes:  &Freezes{},
 		Verdicts: NewVerdicts(func(key types.NamespacedName) { h.poisons <- key }),
 		Images:   imagepuller.New(h.ctx, h.view, h.wokenByPull),
@@ -340,9 +374,6 @@ func (h *harness) makeWorkspace(s *scope) {
 func (h *harness) makeNetwork(s *scope) {
 	h.t.Helper()
 	h.continues(h.r.ensureNetwork(h.ctx, s))
-	if s.attachment.Name == dd.NodeNetworkName(testNode) {
-		h.noErr(h.r.ensureSharedNetwork(h.ctx))
-	}
 }
 
 // primarySpec is the primary container of s, with the network it joins (makeNetwork) and the workspace

@@ -2,29 +2,45 @@ package sandbox
 
 import (
 	"context"
+	"net/netip"
+	"strings"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
-// ensureNetwork gives a topology with services a bridge of its own (internal when the policy denies egress;
-// traffic between its own containers is the point of it, so it stays on), on a subnet from the node's pool.
-// Without services none is made: the primary gets no network (None) or joins the node's shared bridge, on
-// which containers cannot reach each other (Isolated, Unrestricted), so that address space goes only to
-// topologies that need it.
+// EgressGateways serves the agent's egress proxy on the gateways of the node's Isolated bridges, the only way
+// out of them (docs/egress.md).
+type EgressGateways interface {
+	// Open serves the proxy on gateway; it is idempotent.
+	Open(gateway netip.Addr) error
+	// Keep serves it on exactly these gateways, closing it on those of bridges that are gone.
+	Keep(gateways []netip.Addr)
+}
+
+// ensureNetwork picks the bridge the Sandbox's containers join (docs/egress.md, "Bridges"). A topology with
+// services gets a bridge of its own, on a subnet from the node's pool, with traffic between its own
+// containers on (the point of it). Without services, None gets no network at all, and Isolated and
+// Unrestricted join the node's shared bridge of their mode, on which containers cannot reach each other,
+// so that address space goes only to topologies that need it. Only Unrestricted bridges route out; an
+// Isolated one reaches out only through the egress proxy on its gateway.
 func (r *SandboxReconciler) ensureNetwork(ctx context.Context, s *scope) (bool, error) {
-	switch {
-	case usesSharedNetwork(s.sbx):
-		s.attachment = dd.NetworkAttachment{Name: dd.NodeNetworkName(r.Options.Node)}
-	case len(s.sbx.Spec.Services) == 0:
-		s.attachment = dd.NetworkAttachment{}
-	default:
+	if len(s.sbx.Spec.Services) > 0 {
 		return r.ensureOwnNetwork(ctx, s)
 	}
 	// No network of its own (those of older topologies are gone by this step): a subnet held since a
 	// topology with services is freed.
 	r.releaseSubnet(string(s.sbx.UID))
-	return false, nil
+	s.attachment = dd.NetworkAttachment{}
+	if !usesSharedNetwork(s.sbx) {
+		return false, nil
+	}
+	n, err := r.Driver.EnsureNetwork(ctx, sharedNetworkSpec(r.Options.Node, s.sbx.Spec.Network.Mode))
+	if err != nil {
+		return s.fail(dsv1alpha1.ReasonNetworkFailed, "creating the node's shared network", err)
+	}
+	s.attachment = dd.NetworkAttachment{Name: n.Name}
+	return r.serveEgress(s, n)
 }
 
 // ensureOwnNetwork makes the topology's own bridge if it is not there yet.
@@ -33,7 +49,8 @@ func (r *SandboxReconciler) ensureOwnNetwork(ctx context.Context, s *scope) (boo
 	name := s.networkName()
 	n, ok := s.networks[name]
 	if !ok {
-		spec := dd.NetworkSpec{Name: name, Owner: s.names().Owner(), Internal: mode == dsv1alpha1.NetworkNone || mode == "", ICC: true}
+		spec := dd.NetworkSpec{Name: name, Owner: s.names().Owner(), Internal: mode != dsv1alpha1.NetworkUnrestricted, ICC: true,
+			Bridge: dd.BridgeName(bridgePrefix(mode), name)}
 		if stop, err := r.topologySubnet(ctx, s, &spec); stop || err != nil {
 			return stop, err
 		}
@@ -49,32 +66,118 @@ func (r *SandboxReconciler) ensureOwnNetwork(ctx context.Context, s *scope) (boo
 	}
 	s.sbx.Status.NetworkID = n.ID
 	s.attachment = dd.NetworkAttachment{Name: name, Aliases: []string{s.sbx.Name}}
+	return r.serveEgress(s, n)
+}
+
+// serveEgress opens the egress proxy on an Isolated Sandbox's bridge before any of its containers exists,
+// and gives the scope the address its containers are told to use.
+func (r *SandboxReconciler) serveEgress(s *scope, n dd.NetworkInfo) (bool, error) {
+	if s.sbx.Spec.Network.Mode != dsv1alpha1.NetworkIsolated || r.Egress == nil {
+		return false, nil
+	}
+	gw, err := netip.ParseAddr(n.Gateway)
+	if err == nil {
+		err = r.Egress.Open(gw)
+	}
+	if err != nil {
+		return s.fail(dsv1alpha1.ReasonNetworkFailed, "serving the egress proxy on network "+n.Name, err)
+	}
+	s.proxy = "http://" + netip.AddrPortFrom(gw, uint16(r.Options.EgressProxyPort)).String()
 	return false, nil
 }
 
-// ensureSharedNetwork makes the node's shared bridge (inter-container traffic off) if it is not there yet.
-func (r *SandboxReconciler) ensureSharedNetwork(ctx context.Context) error {
-	_, err := r.Driver.EnsureNetwork(ctx, dd.NetworkSpec{Name: dd.NodeNetworkName(r.Options.Node), ICC: false})
-	return err
+// sharedNetworkSpec is the node's shared bridge for Sandboxes without services of mode: inter-container
+// traffic off, routed out only for Unrestricted.
+func sharedNetworkSpec(node string, mode dsv1alpha1.NetworkMode) dd.NetworkSpec {
+	name := dd.NodeNetworkName(node)
+	if mode == dsv1alpha1.NetworkIsolated {
+		name = dd.NodeIsolatedNetworkName(node)
+	}
+	return dd.NetworkSpec{Name: name, Internal: mode != dsv1alpha1.NetworkUnrestricted, ICC: false, Bridge: dd.BridgeName(bridgePrefix(mode), name)}
 }
 
-// releaseSharedNetwork removes the node's shared bridge once no container of the node is attached to it, so
-// that a node without Sandboxes holds nothing in Docker; the next Sandbox that needs it makes it again.
-func (r *SandboxReconciler) releaseSharedNetwork(ctx context.Context) error {
-	name := dd.NodeNetworkName(r.Options.Node)
+// bridgePrefix names a bridge for the host firewall by what its Sandboxes may reach.
+func bridgePrefix(mode dsv1alpha1.NetworkMode) string {
+	switch mode {
+	case dsv1alpha1.NetworkIsolated:
+		return dd.BridgeProxied
+	case dsv1alpha1.NetworkUnrestricted:
+		return dd.BridgeOpen
+	}
+	return dd.BridgeClosed
+}
+
+// egressEnv points a container's HTTP clients at the egress proxy, except for the Sandbox's own loopback and
+// the names of its own containers, which are reached directly. Both spellings are set: curl and Go read the
+// lower-case ones, Python and pip either.
+func egressEnv(s *scope, local []string) []dd.EnvVar {
+	if s.proxy == "" {
+		return nil
+	}
+	direct := strings.Join(append([]string{"localhost", "127.0.0.1", "::1"}, local...), ",")
+	var out []dd.EnvVar
+	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"} {
+		v := s.proxy
+		if name == "NO_PROXY" {
+			v = direct
+		}
+		out = append(out, dd.EnvVar{Name: name, Value: v}, dd.EnvVar{Name: strings.ToLower(name), Value: v})
+	}
+	return out
+}
+
+// topologyNames are the names a topology's containers know each other by: the primary's and every service's
+// name and aliases.
+func topologyNames(s *scope) []string {
+	names := []string{s.sbx.Name}
+	for _, svc := range s.services {
+		if svc != nil {
+			names = append(names, svc.Name)
+			names = append(names, svc.Spec.Aliases...)
+		}
+	}
+	return names
+}
+
+// releaseSharedNetworks removes each of the node's shared bridges once no container of the node is attached
+// to it, so that a node without Sandboxes holds nothing in Docker; the next Sandbox that needs one makes it
+// again.
+func (r *SandboxReconciler) releaseSharedNetworks(ctx context.Context) error {
 	containers, err := r.Driver.ListContainers(ctx, nil)
 	if err != nil {
 		return err
 	}
+	attached := map[string]bool{}
 	for _, c := range containers {
-		if c.Network == name {
-			return nil
+		attached[c.Network] = true
+	}
+	for _, name := range []string{dd.NodeNetworkName(r.Options.Node), dd.NodeIsolatedNetworkName(r.Options.Node)} {
+		if attached[name] {
+			continue
+		}
+		if err := r.Driver.RemoveNetwork(ctx, name); err != nil {
+			return err
 		}
 	}
-	return r.Driver.RemoveNetwork(ctx, name)
+	return nil
 }
 
-// usesSharedNetwork: a Sandbox without services that may reach out joins the node's shared bridge.
+// keepEgress serves the egress proxy on the gateways of the node's Isolated bridges that exist, and on no
+// other: a restarted agent serves them again before any pass, and bridges that are gone are let go.
+func (r *SandboxReconciler) keepEgress(networks []dd.NetworkInfo) {
+	if r.Egress == nil {
+		return
+	}
+	var gateways []netip.Addr
+	for _, n := range networks {
+		if gw, err := netip.ParseAddr(n.Gateway); err == nil && strings.HasPrefix(n.Bridge, dd.BridgeProxied) {
+			gateways = append(gateways, gw)
+		}
+	}
+	r.Egress.Keep(gateways)
+}
+
+// usesSharedNetwork: a Sandbox without services that may reach out joins the node's shared bridge of its mode.
 func usesSharedNetwork(sbx *dsv1alpha1.Sandbox) bool {
 	mode := sbx.Spec.Network.Mode
 	return len(sbx.Spec.Services) == 0 && mode != dsv1alpha1.NetworkNone && mode != ""

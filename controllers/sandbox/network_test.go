@@ -35,17 +35,31 @@ func TestEnsureNetwork(t *testing.T) {
 			g.Expect(s.sbx.Status.NetworkID).To(BeEmpty())
 		}
 	}
-	ownNetwork := func(internal bool) func(g Gomega, h *harness, s *scope) {
+	ownNetwork := func(bridgePrefix string, internal bool) func(g Gomega, h *harness, s *scope) {
 		return func(g Gomega, h *harness, s *scope) {
 			n := h.network(s.networkName())
 			g.Expect(n.Exists).To(BeTrue())
 			g.Expect(n.Internal).To(Equal(internal), "internal")
+			g.Expect(n.Bridge).To(HavePrefix(bridgePrefix))
+			g.Expect(h.egress.serves(n.Gateway)).To(Equal(bridgePrefix == dd.BridgeProxied), "egress proxy on the gateway")
 			g.Expect(n.ICC).To(BeTrue(), "its own containers reach each other")
 			g.Expect(s.sbx.Status.NetworkID).To(Equal(n.ID))
 			g.Expect(s.attachment).To(Equal(dd.NetworkAttachment{Name: s.networkName(), Aliases: []string{"s"}}))
 		}
 	}
-	shared := dd.NetworkAttachment{Name: dd.NodeNetworkName(testNode)}
+	sharedNetwork := func(name, bridgePrefix string, internal, proxied bool) func(g Gomega, h *harness, s *scope) {
+		return func(g Gomega, h *harness, s *scope) {
+			n := h.network(name)
+			g.Expect(n.Exists).To(BeTrue())
+			g.Expect(n.Internal).To(Equal(internal), "internal")
+			g.Expect(n.ICC).To(BeFalse(), "Sandboxes on a shared bridge cannot reach each other")
+			g.Expect(n.Bridge).To(HavePrefix(bridgePrefix))
+			g.Expect(s.attachment).To(Equal(dd.NetworkAttachment{Name: name}))
+			g.Expect(s.sbx.Status.NetworkID).To(BeEmpty(), "the shared bridge is not the Sandbox's")
+			g.Expect(h.egress.serves(n.Gateway)).To(Equal(proxied), "egress proxy on the gateway")
+			g.Expect(s.proxy != "").To(Equal(proxied))
+		}
+	}
 	runStepCases(t, (*SandboxReconciler).ensureNetwork, []stepCase{
 		{
 			name:  "None without services: no network at all",
@@ -58,28 +72,39 @@ func TestEnsureNetwork(t *testing.T) {
 			check: noNetwork(dd.NetworkAttachment{}),
 		},
 		{
-			name:  "Isolated without services: the node's shared bridge, made later by ensurePrimary",
+			name:  "Isolated without services: the node's shared Isolated bridge, internal, with the egress proxy on its gateway",
 			sbx:   atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkIsolated)), 1),
-			check: noNetwork(shared),
+			check: sharedNetwork(dd.NodeIsolatedNetworkName(testNode), dd.BridgeProxied, true, true),
 		},
 		{
-			name:  "Unrestricted without services: the node's shared bridge",
+			name:  "Unrestricted without services: the node's shared routed bridge, no proxy",
 			sbx:   atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkUnrestricted)), 1),
-			check: noNetwork(shared),
+			check: sharedNetwork(dd.NodeNetworkName(testNode), dd.BridgeOpen, false, false),
 		},
 		{
 			name:    "None with services: a network of its own, internal",
 			sbx:     atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkNone), withServices("db")), 1, db),
 			objects: withDB,
 			events:  []string{"Normal " + EventNetworkCreated},
-			check:   ownNetwork(true),
+			check:   ownNetwork(dd.BridgeClosed, true),
 		},
 		{
-			name:    "Isolated with services: a network of its own with egress",
+			name:    "Isolated with services: a network of its own, internal, whose way out is the egress proxy",
 			sbx:     atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkIsolated), withServices("db")), 1, db),
 			objects: withDB,
+			docker:  func(h *harness, s *scope) { h.withSubnets("10.120.0.0/24") },
 			events:  []string{"Normal " + EventNetworkCreated},
-			check:   ownNetwork(false),
+			check: func(g Gomega, h *harness, s *scope) {
+				ownNetwork(dd.BridgeProxied, true)(g, h, s)
+				g.Expect(s.proxy).To(Equal("http://10.120.0.1:3128"))
+			},
+		},
+		{
+			name:    "Unrestricted with services: a network of its own, routed out",
+			sbx:     atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkUnrestricted), withServices("db")), 1, db),
+			objects: withDB,
+			events:  []string{"Normal " + EventNetworkCreated},
+			check:   ownNetwork(dd.BridgeOpen, false),
 		},
 		{
 			name:    "a network made by an earlier pass is used as it is",
@@ -87,7 +112,7 @@ func TestEnsureNetwork(t *testing.T) {
 			objects: withDB,
 			docker:  func(h *harness, s *scope) { h.makeNetwork(s) },
 			check: func(g Gomega, h *harness, s *scope) {
-				ownNetwork(true)(g, h, s)
+				ownNetwork(dd.BridgeClosed, true)(g, h, s)
 				g.Expect(h.docker.Calls(fake.OpEnsureNetwork)).To(Equal(1), "only the setup's")
 			},
 		},
@@ -163,4 +188,34 @@ func TestEnsureNetwork(t *testing.T) {
 			message: "creating the topology network failed",
 		},
 	})
+}
+
+func TestIsolatedContainersAreToldTheProxy(t *testing.T) {
+	g := NewWithT(t)
+	h := newHarness(t, newService("db"))
+	h.withSubnets("10.120.0.0/24")
+	s := newScope(atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkIsolated), withServices("db")), 1, newService("db")))
+	h.continues(h.r.observe(h.ctx, s))
+	h.continues(h.r.resolveSpec(h.ctx, s))
+	h.continues(h.r.ensureNetwork(h.ctx, s))
+	want := []dd.EnvVar{
+		{Name: "HTTP_PROXY", Value: "http://10.120.0.1:3128"}, {Name: "http_proxy", Value: "http://10.120.0.1:3128"},
+		{Name: "HTTPS_PROXY", Value: "http://10.120.0.1:3128"}, {Name: "https_proxy", Value: "http://10.120.0.1:3128"},
+		{Name: "NO_PROXY", Value: "localhost,127.0.0.1,::1,s,db"}, {Name: "no_proxy", Value: "localhost,127.0.0.1,::1,s,db"},
+	}
+	g.Expect(h.r.primarySpec(s).Env).To(ContainElements(want))
+	g.Expect(h.r.serviceSpec(s, s.services[0]).Env).To(ContainElements(want))
+}
+
+func TestOnlyIsolatedContainersAreToldAProxy(t *testing.T) {
+	for _, mode := range []dsv1alpha1.NetworkMode{dsv1alpha1.NetworkNone, dsv1alpha1.NetworkUnrestricted} {
+		g := NewWithT(t)
+		h := newHarness(t)
+		s := newScope(atTopology(newSandbox("s", withNetwork(mode)), 1))
+		h.continues(h.r.observe(h.ctx, s))
+		h.continues(h.r.ensureNetwork(h.ctx, s))
+		for _, e := range h.r.primarySpec(s).Env {
+			g.Expect(e.Name).NotTo(ContainSubstring("PROXY"), string(mode))
+		}
+	}
 }

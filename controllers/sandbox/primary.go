@@ -34,11 +34,6 @@ func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, 
 	st := &s.sbx.Status
 	c := s.containers[s.primaryName()]
 	if !c.Exists {
-		if s.attachment.Name == dd.NodeNetworkName(r.Options.Node) {
-			if err := r.ensureSharedNetwork(ctx); err != nil {
-				return s.fail(dsv1alpha1.ReasonNetworkFailed, "creating the node's shared network", err)
-			}
-		}
 		info, stop, err := r.create(ctx, s, r.primarySpec(s), s.sbx.Spec.Env, dsv1alpha1.ReasonStartFailed, "the primary container")
 		if stop || err != nil {
 			return stop, err

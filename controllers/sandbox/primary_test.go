@@ -57,17 +57,12 @@ func TestEnsurePrimary(t *testing.T) {
 			check:  runningAt(""),
 		},
 		{
-			name:   "an Isolated primary without services joins the node's shared bridge, made first",
+			name:   "an Isolated primary without services joins the node's shared Isolated bridge",
 			sbx:    atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkIsolated)), 1),
-			docker: workspace,
+			docker: func(h *harness, s *scope) { h.makeWorkspace(s); h.makeNetwork(s) },
 			want:   sessionRunning,
 			events: []string{started},
-			check: func(g Gomega, h *harness, s *scope) {
-				shared := h.network(dd.NodeNetworkName(testNode))
-				g.Expect(shared.Exists).To(BeTrue())
-				g.Expect(shared.ICC).To(BeFalse(), "Sandboxes on the shared bridge cannot reach each other")
-				runningAt(dd.NodeNetworkName(testNode))(g, h, s)
-			},
+			check:  runningAt(dd.NodeIsolatedNetworkName(testNode)),
 		},
 		{
 			name:   "a primary made by a pass whose status write was lost is started",

@@ -31,6 +31,9 @@ type SandboxOptions struct {
 	HolderImage   string // image of the container that keeps a workspace alive (docs/architecture.md, "Why the holder exists")
 	AllowRoot     bool   // run containers as root where a Sandbox or SandboxService asks (runAsRoot)
 
+	// EgressProxyPort is the port of the egress proxy on the gateways of Isolated bridges (docs/egress.md).
+	EgressProxyPort int
+
 	// Storage is the node's Docker storage driver, which decides whether a writable root file system can
 	// be capped (rootFilesystem Writable).
 	Storage dd.StorageInfo
@@ -58,6 +61,9 @@ type SandboxReconciler struct {
 
 	// Subnets gives topology networks their subnets; nil lets Docker's default pools choose.
 	Subnets *TopologySubnets
+	// Egress serves the egress proxy on Isolated bridges; nil serves none (Isolated Sandboxes then reach
+	// nothing outside: their bridges do not route out).
+	Egress EgressGateways
 
 	Images *imagepuller.Puller // pulls images in the background for the Sandboxes waiting on them; required
 	Wake   *Wakeups            // passes at startup deadlines, past any error backoff; required

@@ -24,6 +24,7 @@ type scope struct {
 	containers map[string]dd.ContainerInfo // the Sandbox's containers (any generation), by Docker name
 	networks   map[string]dd.NetworkInfo   // its own networks (any generation), by Docker name
 	attachment dd.NetworkAttachment        // what the primary joins
+	proxy      string                      // the egress proxy's URL for an Isolated topology, else ""
 
 	outcome         outcome
 	recheck         time.Duration // soonest time-based recheck asked for by a step; 0 for none

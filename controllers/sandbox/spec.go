@@ -100,7 +100,8 @@ func (r *SandboxReconciler) primarySpec(s *scope) dd.ContainerSpec {
 	res := limits(spec.Resources)
 	return dd.ContainerSpec{
 		Name: s.primaryName(), Owner: s.names().Owner(), Role: dsv1alpha1.RolePrimary,
-		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir, Env: primaryHome(spec),
+		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir,
+		Env:      append(primaryHome(spec), egressEnv(s, topologyNames(s))...),
 		Hostname: s.sbx.Name, Resources: res, Network: s.attachment,
 		Mounts:    []dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}},
 		Tmpfs:     withTmp(scratchMounts(spec.Scratch), res.MemoryBytes, mountPath(spec.Workspace)),
@@ -116,7 +117,8 @@ func (r *SandboxReconciler) serviceSpec(s *scope, svc *dsv1alpha1.SandboxService
 	res := limits(svc.Spec.Resources)
 	return dd.ContainerSpec{
 		Name: s.serviceName(svc.Name), Owner: s.names().Owner(), Role: dsv1alpha1.RoleService, Service: svc.Name,
-		Image: svc.Spec.Image, Entrypoint: svc.Spec.Command, Cmd: svc.Spec.Args, Hostname: svc.Name, Env: serviceHome(),
+		Image: svc.Spec.Image, Entrypoint: svc.Spec.Command, Cmd: svc.Spec.Args, Hostname: svc.Name,
+		Env:       append(serviceHome(), egressEnv(s, topologyNames(s))...),
 		Resources: res, Tmpfs: withTmp(scratchMounts(svc.Spec.Scratch), res.MemoryBytes), RunAsRoot: svc.Spec.RunAsRoot,
 		Network: dd.NetworkAttachment{Name: s.networkName(), Aliases: append([]string{svc.Name}, svc.Spec.Aliases...)},
 	}

@@ -63,10 +63,11 @@ type holdings struct {
 }
 
 func (w *Sweeper) sweep(ctx context.Context) error {
-	held, err := w.list(ctx)
+	held, networks, err := w.list(ctx)
 	if err != nil {
 		return err
 	}
+	w.r.keepEgress(networks)
 	log := ctrl.LoggerFrom(ctx).WithName("sweeper")
 	for uid, h := range held {
 		sbx, err := w.owner(ctx, h.key, uid)
@@ -85,19 +86,20 @@ func (w *Sweeper) sweep(ctx context.Context) error {
 	return w.requeueEmptied(ctx, held)
 }
 
-// list groups this node's labelled containers, networks and volumes by owner UID (the shared bridge has none).
-func (w *Sweeper) list(ctx context.Context) (map[types.UID]*holdings, error) {
+// list groups this node's labelled containers, networks and volumes by owner UID (the shared bridges have
+// none), and returns every network of the node too.
+func (w *Sweeper) list(ctx context.Context) (map[types.UID]*holdings, []dd.NetworkInfo, error) {
 	containers, err := w.r.Driver.ListContainers(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	networks, err := w.r.Driver.ListNetworks(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	volumes, err := w.r.Driver.ListVolumes(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	held := map[types.UID]*holdings{}
 	at := func(labels map[string]string) *holdings {
@@ -125,7 +127,7 @@ func (w *Sweeper) list(ctx context.Context) (map[types.UID]*holdings, error) {
 	for _, v := range volumes {
 		at(v.Labels) // a volume alone still marks its owner, so that an orphaned one is found
 	}
-	return held, nil
+	return held, networks, nil
 }
 
 // owner is the Sandbox with this UID, or nil when it no longer exists. The cache answers for the living;

@@ -31,8 +31,12 @@ func (f *Driver) EnsureNetwork(ctx context.Context, spec dd.NetworkSpec) (dd.Net
 		f.nextID++
 		n := &network{info: dd.NetworkInfo{
 			Exists: true, ID: fmt.Sprintf("net%04d", f.nextID), Name: spec.Name, Internal: spec.Internal,
-			ICC: spec.ICC, Subnet: spec.Subnet, Gateway: spec.Gateway, Labels: want,
+			ICC: spec.ICC, Subnet: spec.Subnet, Gateway: spec.Gateway, Bridge: spec.Bridge, Labels: want,
 		}}
+		if spec.Subnet == "" {
+			// Docker picks a subnet from its own pools, and its first address as the gateway.
+			n.info.Subnet, n.info.Gateway = fmt.Sprintf("172.31.%d.0/24", f.nextID%256), fmt.Sprintf("172.31.%d.1", f.nextID%256)
+		}
 		f.networks[spec.Name] = n
 		return n.snapshot(), nil
 	})

@@ -42,8 +42,13 @@ var _ = Describe("validation", func() {
 		Entry("network mode host", sandbox(`{image: busybox, network: {mode: host}}`), `Unsupported value: "host"`),
 		Entry("network mode container:<id>", sandbox(`{image: busybox, network: {mode: "container:abc"}}`), `Unsupported value: "container:abc"`),
 		Entry("hostNetwork field", sandbox(`{image: busybox, hostNetwork: true}`), `unknown field "spec.hostNetwork"`),
-		Entry("egress allowlist", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["pypi.org:443"]}}`), "allowlists are not enforced yet"),
-		Entry("private-range blocking", sandbox(`{image: busybox, network: {mode: Unrestricted, blockPrivateNetworks: true}}`), "blocking private address ranges is not enforced yet"),
+		Entry("an allowlist without mode Isolated", sandbox(`{image: busybox, network: {allow: ["pypi.org:443"]}}`), "network.allow applies to mode Isolated only"),
+		Entry("an allowlist with mode Unrestricted", sandbox(`{image: busybox, network: {mode: Unrestricted, allow: ["pypi.org"]}}`), "network.allow applies to mode Isolated only"),
+		Entry("an allowlist entry with a scheme", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["https://pypi.org"]}}`), "network.allow entries are host, host:port, *.suffix or *.suffix:port"),
+		Entry("an allowlist entry in capitals", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["PyPI.org"]}}`), "network.allow entries are host, host:port, *.suffix or *.suffix:port"),
+		Entry("an allowlist entry with a wildcard inside", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["py*.org"]}}`), "network.allow entries are host, host:port, *.suffix or *.suffix:port"),
+		Entry("an allowlist port out of range", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["pypi.org:70000"]}}`), "a port must be between 1 and 65535"),
+		Entry("an allowlist port 0", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["pypi.org:0"]}}`), "a port must be between 1 and 65535"),
 		// Sandbox: resources and workspace, positive and bounded.
 		Entry("zero cpu", sandbox(`{image: busybox, resources: {cpu: "0"}}`), "cpu must be between 10m and 64 cores"),
 		Entry("too much cpu", sandbox(`{image: busybox, resources: {cpu: 128}}`), "cpu must be between 10m and 64 cores"),
@@ -101,6 +106,16 @@ var _ = Describe("validation", func() {
 		// cleans to a forbidden one.
 		smuggledMountPaths(),
 	)
+
+	It("admits every form of allowlist entry on an Isolated Sandbox", func(ctx context.Context) {
+		ns := newNamespace(ctx)
+		u := fromYAML(manifest("Sandbox", "allow", `{image: busybox, network: {mode: Isolated, allow: `+
+			`["pypi.org", "files.pythonhosted.org:443", "*.githubusercontent.com", "*.example.com:8443", "203.0.113.7:80", "localhost."]}}`), ns)
+		Expect(k8s.Create(ctx, u)).To(HaveOccurred(), "a trailing dot is not part of the accepted form")
+		u = fromYAML(manifest("Sandbox", "allow", `{image: busybox, network: {mode: Isolated, allow: `+
+			`["pypi.org", "files.pythonhosted.org:443", "*.githubusercontent.com", "*.example.com:8443", "203.0.113.7:80"]}}`), ns)
+		Expect(k8s.Create(ctx, u)).To(Succeed())
+	})
 
 	It("admits clean mount paths beside the kernel's file systems, on every kind", func(ctx context.Context) {
 		ns := newNamespace(ctx)
