@@ -1,0 +1,90 @@
+package egress
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func TestStopClosesTunnels(t *testing.T) {
+	expectNoLeak(t)
+	echo := echoServer(t)
+	h := newHarness(t, allowed)
+	h.name("echo.test", "127.0.0.1")
+	resp, c, br := h.connect(fmt.Sprintf("echo.test:%d", echo))
+	if resp.StatusCode != 200 {
+		t.Fatalf("got %s", resp.Status)
+	}
+	io.WriteString(c, "ping")
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(br, got); err != nil {
+		t.Fatal(err)
+	}
+
+	h.proxy.Stop()
+	select {
+	case err := <-h.served:
+		h.served <- err // for the harness's cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after Stop")
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("read on a stopped tunnel: %v, want EOF", err)
+	}
+}
+
+func TestOpenAndClose(t *testing.T) {
+	expectNoLeak(t)
+	echo := echoServer(t)
+	h := newHarness(t, allowed) // its own listener is not used here; it provides the fakes
+	h.name("echo.test", "127.0.0.1")
+	p := h.proxy
+
+	if _, ok := p.Addr(loopback); ok {
+		t.Fatal("an address before Open")
+	}
+	if err := p.Open(loopback); err != nil {
+		t.Fatal(err)
+	}
+	addr, ok := p.Addr(loopback)
+	if !ok || addr.Addr() != loopback || addr.Port() == 0 {
+		t.Fatalf("Addr = %v, %v", addr, ok)
+	}
+	if err := p.Open(loopback); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := p.Addr(loopback); again != addr {
+		t.Fatalf("a second Open moved the listener from %v to %v", addr, again)
+	}
+	h.addr = addr.String()
+	if resp, _, _ := h.connect(fmt.Sprintf("echo.test:%d", echo)); resp.StatusCode != 200 {
+		t.Fatalf("through Open's listener: %s", resp.Status)
+	}
+
+	p.Close(loopback)
+	p.Close(loopback)
+	if _, ok := p.Addr(loopback); ok {
+		t.Fatal("an address after Close")
+	}
+	if c, err := net.Dial("tcp", addr.String()); err == nil {
+		c.Close()
+		t.Fatal("still listening after Close")
+	}
+	p.Close(netip.MustParseAddr("127.0.0.9")) // never opened
+
+	// After Stop, Open starts again.
+	p.Stop()
+	h.served <- <-h.served
+	if err := p.Open(loopback); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ = p.Addr(loopback)
+	h.addr = addr.String()
+	if resp, _, _ := h.connect(fmt.Sprintf("echo.test:%d", echo)); resp.StatusCode != 200 {
+		t.Fatalf("after a Stop and an Open: %s", resp.Status)
+	}
+}
