@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -49,6 +50,16 @@ func run() error {
 	flag.IntVar(&opts.MaxExecOutputBytes, "max-exec-output-bytes", dsv1alpha1.MaxExecutionOutputBytes, "node-wide ceiling of an Execution's maxOutputBytes, per stream (at most 262144)")
 	flag.StringVar(&opts.TopologyPool, "topology-pool", agent.DefaultTopologyPool, "IPv4 range from which the networks of Sandboxes with services get their /28 subnets (4096 in a /16); agents sharing one Docker daemon are best given disjoint ranges")
 	flag.DurationVar(&opts.SweepPeriod, "sweep-period", time.Minute, "how often Docker is looked over for orphans and missed events")
+	flag.IntVar(&opts.EgressProxyPort, "egress-proxy-port", agent.DefaultEgressProxyPort, "port of the egress proxy served on the gateway of each Isolated bridge, the only way out of one (docs/egress.md); 0 serves none, and Isolated Sandboxes then reach nothing outside")
+	flag.Func("egress-permit", "an address range (CIDR) the egress proxy may connect to although it is private, loopback, link-local or this host's own, e.g. an internal package mirror's; repeat for more", func(v string) error {
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			return fmt.Errorf("not a CIDR range: %w", err)
+		}
+		opts.EgressPermit = append(opts.EgressPermit, p.Masked())
+		return nil
+	})
+	flag.BoolVar(&opts.HostFirewall, "host-firewall", true, "install the nftables table that drops what Dockside's bridges send to this host, except connections to the egress proxy (needs CAP_NET_ADMIN; without it the agent warns loudly and goes on)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

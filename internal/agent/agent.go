@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"regexp"
 	"time"
@@ -107,6 +108,16 @@ type Options struct {
 	// subnets; default DefaultTopologyPool. Agents sharing one Docker daemon are best given disjoint pools
 	// (they find each other's subnets only when Docker refuses an overlap).
 	TopologyPool string
+
+	// EgressProxyPort is the port of the egress proxy the agent serves on the gateway of each Isolated bridge
+	// (docs/egress.md); 0 serves none, and Isolated Sandboxes then reach nothing outside.
+	EgressProxyPort int
+	// EgressPermit are address ranges the proxy may connect to although they are private, loopback,
+	// link-local or the host's own (an internal package mirror); Dockside's topology pool stays refused.
+	EgressPermit []netip.Prefix
+	// HostFirewall installs the nftables table that drops what Dockside's bridges send to the host, except the
+	// egress proxy's port (docs/egress.md); without the privilege the agent warns and goes on.
+	HostFirewall bool
 }
 
 // dnsSubdomain is the rule for node names (as spec.nodeName's validation has it).
@@ -148,6 +159,12 @@ func (o *Options) defaults() error {
 	setDefault(&o.CaptureTimeout, 5*time.Minute)
 	setDefault(&o.ArchiveRecheck, time.Minute)
 	setDefault(&o.TopologyPool, DefaultTopologyPool)
+	if o.EgressProxyPort < 0 || o.EgressProxyPort > 65535 {
+		return fmt.Errorf("the egress proxy port must be between 1 and 65535, or 0 for none, not %d", o.EgressProxyPort)
+	}
+	if o.HostFirewall && o.EgressProxyPort == 0 {
+		return fmt.Errorf("the host firewall lets Dockside's bridges reach the egress proxy's port only: give the proxy a port, or turn the firewall off")
+	}
 	return nil
 }
 
@@ -205,6 +222,23 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 
 	driver := metered.Wrap(opts.Driver, opts.DockerTimeout)
+	log := ctrl.LoggerFrom(ctx).WithName("agent")
+	if opts.HostFirewall {
+		if err := mgr.Add(&hostFirewall{port: uint16(opts.EgressProxyPort), log: log}); err != nil {
+			return nil, err
+		}
+	}
+	var gateways *gatewaySet
+	if opts.EgressProxyPort != 0 {
+		proxy, err := newEgressProxy(opts, driver, mgr.GetClient(), mgr.GetEventRecorder("dockside-agent"), log)
+		if err != nil {
+			return nil, err
+		}
+		gateways = &gatewaySet{proxy: proxy, open: map[netip.Addr]bool{}}
+		if err := mgr.Add(gateways); err != nil {
+			return nil, err
+		}
+	}
 	requeues := make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 1024)
 	freezes := &sandbox.Freezes{}
 	runs := execution.NewRuns()
@@ -215,10 +249,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: mgr.GetEventRecorder("dockside-agent"),
 		Options: sandbox.SandboxOptions{
 			Node: opts.Node, Capacity: opts.Capacity, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
-			AllowRoot: opts.AllowRoot, Storage: storage,
+			AllowRoot: opts.AllowRoot, Storage: storage, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 		},
-		Subnets:  topologySubnets,
+		Subnets:  topologySubnets, Egress: egressGateways(gateways),
 		Archives: store, Freezes: freezes, Commands: runs, Verdicts: verdicts,
 		Images: imagepuller.New(ctx, driver, wake.Now), Wake: wake,
 	}
