@@ -3,9 +3,11 @@ package sandbox
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/controllers/status"
@@ -218,4 +220,21 @@ func TestOnlyIsolatedContainersAreToldAProxy(t *testing.T) {
 			g.Expect(e.Name).NotTo(ContainSubstring("PROXY"), string(mode))
 		}
 	}
+}
+
+func TestSweepServesTheProxyOnExactlyTheIsolatedBridgesThatExist(t *testing.T) {
+	g := NewWithT(t)
+	h := newHarness(t)
+	isolated := newScope(atTopology(newSandbox("a", withNetwork(dsv1alpha1.NetworkIsolated)), 1))
+	open := newScope(atTopology(newSandbox("b", withNetwork(dsv1alpha1.NetworkUnrestricted)), 1))
+	h.continues(h.r.ensureNetwork(h.ctx, isolated))
+	h.continues(h.r.ensureNetwork(h.ctx, open))
+	gw := h.network(dd.NodeIsolatedNetworkName(testNode)).Gateway
+	h.egress.Keep([]netip.Addr{netip.MustParseAddr("10.120.9.1")}) // a gateway of a bridge gone since, and not the live one
+
+	sweeper := NewSweeper(h.r, time.Hour, make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 8))
+	h.noErr(sweeper.sweep(h.ctx))
+	g.Expect(h.egress.serves(gw)).To(BeTrue(), "the Isolated bridge's gateway, served again (as after an agent restart)")
+	g.Expect(h.egress.serves("10.120.9.1")).To(BeFalse(), "a bridge that is gone is let go")
+	g.Expect(h.egress.serves(h.network(dd.NodeNetworkName(testNode)).Gateway)).To(BeFalse(), "no proxy on an Unrestricted bridge")
 }
