@@ -252,7 +252,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			AllowRoot: opts.AllowRoot, Storage: storage, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 		},
-		Subnets:  topologySubnets, Egress: egressGateways(gateways),
+		Subnets: topologySubnets, Egress: egressGateways(gateways),
 		Archives: store, Freezes: freezes, Commands: runs, Verdicts: verdicts,
 		Images: imagepuller.New(ctx, driver, wake.Now), Wake: wake,
 	}
