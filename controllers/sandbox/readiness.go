@@ -86,10 +86,14 @@ func (r *SandboxReconciler) checkLiveness(ctx context.Context, s *scope, svc *ds
 	return false, nil
 }
 
+// probeEnv clears the egress proxy variables for readiness commands: a probe checks its own container, and
+// some clients (busybox wget) ignore NO_PROXY and would ask the proxy for 127.0.0.1.
+var probeEnv = []dd.EnvVar{{Name: "HTTP_PROXY"}, {Name: "http_proxy"}, {Name: "HTTPS_PROXY"}, {Name: "https_proxy"}}
+
 // probe runs a readiness command once; only its exit code counts.
 func (r *SandboxReconciler) probe(ctx context.Context, container string, rd *dsv1alpha1.Readiness) (passed, killed bool, err error) {
 	res, err := r.Driver.Exec(ctx, container, dd.ExecRequest{
-		Command: rd.Command, Timeout: seconds(rd.TimeoutSeconds, defaultTimeout), OutputLimit: r.Options.ProbeLimit,
+		Command: rd.Command, Env: probeEnv, Timeout: seconds(rd.TimeoutSeconds, defaultTimeout), OutputLimit: r.Options.ProbeLimit,
 	})
 	if err != nil {
 		return false, false, err

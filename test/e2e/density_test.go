@@ -67,8 +67,8 @@ var _ = Describe("Density", Label("density"), func() {
 		By("a None topology with a service reaches its service by name, on an internal bridge, and not another topology's")
 		expectOwnServiceOnly(ns, "pair-none-00", "pair-none-01", "true")
 
-		By("an Isolated topology with a service reaches its service, and not another topology's")
-		expectOwnServiceOnly(ns, "pair-iso-00", "pair-iso-01", "false")
+		By("an Isolated topology with a service reaches its service, and not another topology's, on an internal bridge too")
+		expectOwnServiceOnly(ns, "pair-iso-00", "pair-iso-01", "true")
 
 		By("Isolated Sandboxes without services share the node's bridge, on which they cannot reach each other")
 		expectSharedBridgeIsolation(ns, "solo-iso-000", "solo-iso-001")
@@ -83,7 +83,7 @@ var _ = Describe("Density", Label("density"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(namespaceLeftovers(ns)).To(BeEmpty())
 		Eventually(func() (string, error) {
-			return docker("network", "ls", "-q", "--filter", "name=^"+dd.NodeNetworkName(node)+"$")
+			return docker("network", "ls", "-q", "--filter", "name=^"+dd.NodeIsolatedNetworkName(node)+"$")
 		}).WithTimeout(time.Minute).Should(BeEmpty(), "the last Sandbox on the shared bridge removes it")
 	})
 })
@@ -178,8 +178,10 @@ func expectPoolSubnets(ns string, want int) {
 // fetch asks for url with wget from inside a container; a refusal or a timeout is an error. (The image's
 // busybox wget crashes on its own -T, so coreutils' timeout bounds it.) What must answer is asked again
 // until it does; what must not answer gets these 3 s, in which an allowed peer on the same host answers.
+// It connects directly (-Y off): Isolated containers have HTTP_PROXY set, and busybox wget does not read
+// NO_PROXY, so without it the Sandbox's own services would be asked of the egress proxy.
 func fetch(container, url string) (string, error) {
-	return docker("exec", container, "timeout", "3", "wget", "-q", "-O", "-", url)
+	return docker("exec", container, "timeout", "3", "wget", "-Y", "off", "-q", "-O", "-", url)
 }
 
 // ipOf is a container's address on its one network.
@@ -209,7 +211,7 @@ func expectOwnServiceOnly(ns, name, other, internal string) {
 // Sandbox but not to client's primary, next to it on the node's shared bridge (inter-container traffic off).
 func expectSharedBridgeIsolation(ns, server, client string) {
 	GinkgoHelper()
-	shared := dd.NodeNetworkName(node)
+	shared := dd.NodeIsolatedNetworkName(node)
 	serverID, clientID := onlyContainer(ns, server, dsv1alpha1.RolePrimary), onlyContainer(ns, client, dsv1alpha1.RolePrimary)
 	for _, id := range []string{serverID, clientID} {
 		Expect(docker("inspect", "-f", "{{.HostConfig.NetworkMode}}", id)).To(Equal(shared))
