@@ -101,6 +101,14 @@ const (
 	ReasonRootNotAllowed          = "RootNotAllowed"          // runAsRoot on the Sandbox or a service, and the agent runs without --allow-root
 	ReasonWritableRootUnsupported = "WritableRootUnsupported" // rootFilesystem Writable, and the node's storage driver cannot cap it
 
+	// ReasonNameCollision: two containers of the topology would claim one DNS name (the Sandbox's own name,
+	// held by its primary, or a service's name or alias), so that it would resolve to either. The message
+	// names the name and both claimants. Checked before anything of a start is built: a new topology (the
+	// first, or a roll) fails with it, Stalled. A topology that already runs is never disrupted by a
+	// SandboxService edited later to collide: it keeps the names it was built with, and ServicesUpToDate is
+	// False with this reason until the names are unique again; its next roll fails with it.
+	ReasonNameCollision = "NameCollision"
+
 	// The startup deadline passed; the reason names the phase the start was in.
 	ReasonImagePullTimeout = "ImagePullTimeout" // pulling an image (the message has the last attempt's outcome)
 	ReasonWorkspaceTimeout = "WorkspaceTimeout" // making the workspace or its holder

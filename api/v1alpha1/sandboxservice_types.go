@@ -69,7 +69,9 @@ type SandboxServiceSpec struct {
 	Ports []ServicePort `json:"ports,omitempty"`
 
 	// aliases are extra DNS names of the service inside each topology. The SandboxService's own name always
-	// resolves too, so it need not be listed.
+	// resolves too, so it must not be listed. Every name of a topology must be unique (the Sandbox's own,
+	// each service's name and aliases): a Sandbox whose services claim one name twice fails with reason
+	// NameCollision.
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.all(a, a.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="each alias must be a DNS label: lowercase letters, digits and '-'"
@@ -195,6 +197,7 @@ type SandboxServiceStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="SandboxService name must be a DNS label: at most 63 lowercase letters, digits and '-'"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.aliases) || !(self.metadata.name in self.spec.aliases)",message="aliases must not repeat the SandboxService's own name, which always resolves"
 type SandboxService struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -73,8 +73,15 @@ func setServicesReady(s *scope) {
 }
 
 // setServicesUpToDate compares the generation each instance was built from with its SandboxService's own.
+// SandboxServices whose names collide as they are now say so first: a topology that runs keeps the names
+// it was built with, but its next roll would fail on them (checkNames), and this is where that shows before.
 func setServicesUpToDate(s *scope) {
 	sbx := s.sbx
+	if msg, ok := topologyNameCollision(sbx, s.services); ok {
+		status.Set(sbx, dsv1alpha1.ConditionServicesUpToDate, false, dsv1alpha1.ReasonNameCollision,
+			msg+"; a topology that runs is left as it is, and no new one starts until the names are unique")
+		return
+	}
 	built := map[string]int64{}
 	for _, st := range sbx.Status.Services {
 		built[st.Name] = st.ServiceGeneration

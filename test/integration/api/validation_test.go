@@ -94,6 +94,8 @@ var _ = Describe("validation", func() {
 		Entry("port out of range", service(`{image: redis, ports: [{port: 70000}]}`), "should be less than or equal to 65535"),
 		Entry("port protocol SCTP", service(`{image: redis, ports: [{port: 80, protocol: SCTP}]}`), `Unsupported value: "SCTP"`),
 		Entry("alias that is not a DNS label", service(`{image: redis, aliases: [Cache_1]}`), "each alias must be a DNS label"),
+		Entry("alias repeating the service's own name", manifest("SandboxService", "cache", `{image: redis, aliases: [redis, cache]}`), "aliases must not repeat the SandboxService's own name"),
+		Entry("the same alias twice", service(`{image: redis, aliases: [db, db]}`), "Duplicate value"),
 		Entry("service resources unbounded", service(`{image: redis, resources: {memory: 1Ti}}`), "memory must be between 8Mi and 64Gi"),
 		Entry("SandboxService name with a dot", manifest("SandboxService", "redis.cache", `{image: redis}`), "SandboxService name must be a DNS label"),
 		// Checkpoint.

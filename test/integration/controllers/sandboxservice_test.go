@@ -175,4 +175,35 @@ var _ = Describe("A SandboxService", func() {
 		Expect(condition(session, dsv1alpha1.ConditionServicesUpToDate)()).To(Equal("True/UpToDate"))
 		Expect(get(session).Status.Services[0].ServiceGeneration).To(BeEquivalentTo(2))
 	})
+
+	It("refuses a topology whose services claim one name twice, before anything is built, and never disrupts one that runs", func() {
+		ns, a := newNamespace(), newAgent()
+		create(service(ns, "api"))
+		gateway := service(ns, "gateway")
+		gateway.Spec.Aliases = []string{"api"}
+		create(gateway)
+		clash := sandbox(ns, "clash", a.node)
+		clash.Spec.Services = []string{"api", "gateway"}
+		create(clash)
+		Eventually(condition(clash, dsv1alpha1.ConditionStalled)).Should(Equal("True/NameCollision"))
+		Expect(phase(clash)()).To(Equal(dsv1alpha1.SandboxFailed))
+		Expect(condition(clash, dsv1alpha1.ConditionReady)()).To(Equal("False/NameCollision"))
+		Expect(message(clash, dsv1alpha1.ConditionReady)).To(ContainSubstring(`the name "api" is claimed by service "api" and by an alias of service "gateway"`))
+		Expect(holdings(a.docker, string(get(clash).UID))).To(BeZero(), "nothing is built for it")
+
+		By("a SandboxService edited to collide with a running Sandbox: it keeps running and says so")
+		create(service(ns, "cache"))
+		live := sandbox(ns, "live", a.node)
+		live.Spec.Services = []string{"api", "cache"}
+		create(live)
+		Eventually(condition(live, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		updateService(ns, "cache", func(svc *dsv1alpha1.SandboxService) { svc.Spec.Aliases = []string{"api"} })
+		Eventually(condition(live, dsv1alpha1.ConditionServicesUpToDate)).Should(Equal("False/NameCollision"))
+		Expect(condition(live, dsv1alpha1.ConditionReady)()).To(Equal("True/Running"))
+		Expect(get(live).Status.TopologyGeneration).To(BeEquivalentTo(1))
+
+		By("making the names unique again, which starts the refused one")
+		updateService(ns, "gateway", func(svc *dsv1alpha1.SandboxService) { svc.Spec.Aliases = []string{"edge"} })
+		Eventually(condition(clash, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+	})
 })
