@@ -9,12 +9,13 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// daemonSetSpecs check the agent DaemonSet that config/default applied: one privilege (the Docker socket),
-// everything else locked down.
+// daemonSetSpecs check the agent DaemonSet that config/default applied: the Docker socket, and for egress control
+// (docs/egress.md) the host's network and CAP_NET_ADMIN; everything else locked down.
 func daemonSetSpecs() {
 	var pod corev1.PodSpec
 	var agent corev1.Container
@@ -56,8 +57,15 @@ func daemonSetSpecs() {
 		Expect(agent.Args).To(ContainElement("--checkpoint-dir=" + checkpointPath))
 	})
 
-	It("shares nothing else with the host and holds no capability", func() {
-		Expect(pod.HostNetwork).To(BeFalse())
+	// The egress proxy listens on the Isolated bridges' gateways and the firewall table goes into the host's
+	// network namespace: both need the host's network. The proxy resolves names for sandboxes, through the
+	// cluster's DNS as any pod would.
+	It("shares the host's network, and resolves names through the cluster's DNS", func() {
+		Expect(pod.HostNetwork).To(BeTrue())
+		Expect(pod.DNSPolicy).To(Equal(corev1.DNSClusterFirstWithHostNet))
+	})
+
+	It("shares nothing else with the host", func() {
 		Expect(pod.HostPID).To(BeFalse())
 		Expect(pod.HostIPC).To(BeFalse())
 		sc := agent.SecurityContext
@@ -65,27 +73,69 @@ func daemonSetSpecs() {
 		Expect(sc.Privileged).To(HaveValue(BeFalse()))
 		Expect(sc.AllowPrivilegeEscalation).To(HaveValue(BeFalse()))
 		Expect(sc.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
-		Expect(sc.Capabilities).NotTo(BeNil())
-		Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
-		Expect(sc.Capabilities.Add).To(BeEmpty())
 		Expect(pod.SecurityContext).NotTo(BeNil())
 		Expect(pod.SecurityContext.SeccompProfile).NotTo(BeNil())
 		Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
 	})
 
-	It("probes the agent's health endpoint and sets requests and limits", func() {
+	// The host firewall table is installed over netlink, which needs CAP_NET_ADMIN and nothing more. Added
+	// capabilities reach only a root process (Kubernetes sets no ambient ones), so the agent must stay uid 0.
+	It("holds CAP_NET_ADMIN and no other capability, as root", func() {
+		sc := agent.SecurityContext
+		Expect(sc).NotTo(BeNil())
+		Expect(sc.Capabilities).NotTo(BeNil())
+		Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+		Expect(sc.Capabilities.Add).To(ConsistOf(corev1.Capability("NET_ADMIN")))
+		Expect(sc.RunAsUser).To(BeNil(), "the pod's securityContext sets the user")
+		Expect(pod.SecurityContext.RunAsUser).To(HaveValue(BeZero()))
+	})
+
+	It("serves the egress proxy on port 3128, with the host firewall on", func() {
+		Expect(agent.Args).To(ContainElement("--egress-proxy-port=3128"))
+		Expect(agent.Args).NotTo(ContainElement(HavePrefix("--host-firewall")), "the firewall is on by default")
+	})
+
+	// With the host's network the agent binds its ports on the node, and the kubelet probes the pod IP, which is
+	// the node's IP: the bind addresses name no host, so they cover it, and the probes name no host either.
+	It("probes the agent's health endpoint on the node's address and sets requests and limits", func() {
 		health := intstr.FromString("health")
 		Expect(agent.Ports).To(ContainElement(SatisfyAll(HaveField("Name", "health"), HaveField("ContainerPort", int32(8081)))))
 		Expect(agent.Ports).To(ContainElement(SatisfyAll(HaveField("Name", "metrics"), HaveField("ContainerPort", int32(8080)))))
 		Expect(agent.Args).To(ContainElements("--health-probe-bind-address=:8081", "--metrics-bind-address=:8080"))
 		Expect(agent.LivenessProbe).NotTo(BeNil())
-		Expect(agent.LivenessProbe.HTTPGet).To(HaveValue(SatisfyAll(HaveField("Path", "/healthz"), HaveField("Port", health))))
+		Expect(agent.LivenessProbe.HTTPGet).To(HaveValue(SatisfyAll(
+			HaveField("Path", "/healthz"), HaveField("Port", health), HaveField("Host", BeEmpty()))))
 		Expect(agent.ReadinessProbe).NotTo(BeNil())
-		Expect(agent.ReadinessProbe.HTTPGet).To(HaveValue(SatisfyAll(HaveField("Path", "/readyz"), HaveField("Port", health))))
+		Expect(agent.ReadinessProbe.HTTPGet).To(HaveValue(SatisfyAll(
+			HaveField("Path", "/readyz"), HaveField("Port", health), HaveField("Host", BeEmpty()))))
 		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 			Expect(agent.Resources.Requests).To(HaveKey(r))
 			Expect(agent.Resources.Limits).To(HaveKey(r))
 		}
+	})
+
+	// Pod Security's baseline level forbids the host's network, added capabilities and hostPath volumes: the
+	// agent's pod is admitted only because config/default makes dockside-system privileged. The pods are
+	// created as a dry run, so nothing is left to run (envtest has no kubelet anyway).
+	It("is admitted by Pod Security in dockside-system only, and gets its ports on the node", func(ctx context.Context) {
+		agentPod := func(ns string) *corev1.Pod {
+			return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: agentName + "-"}, Spec: *pod.DeepCopy()}
+		}
+		admitted := agentPod(namespace)
+		Expect(k8s.Create(ctx, admitted, client.DryRunAll)).To(Succeed())
+		// The API server gives a host-network pod's ports hostPorts, so the scheduler keeps other pods that
+		// want them off the node.
+		Expect(admitted.Spec.Containers[0].Ports).To(HaveEach(SatisfyAll(
+			HaveField("HostPort", Not(BeZero())), WithTransform(func(p corev1.ContainerPort) bool { return p.HostPort == p.ContainerPort }, BeTrue()))))
+
+		baseline := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: "pod-security-baseline", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}}}
+		Expect(k8s.Create(ctx, baseline)).To(Succeed())
+		DeferCleanup(k8s.Delete, baseline)
+		// The ServiceAccount admission plugin refuses a pod whose ServiceAccount is missing, before Pod Security.
+		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: baseline.Name, Name: agentName}})).To(Succeed())
+		err := k8s.Create(ctx, agentPod(baseline.Name), client.DryRunAll)
+		Expect(err).To(MatchError(SatisfyAll(ContainSubstring("PodSecurity"), ContainSubstring("hostNetwork"), ContainSubstring("NET_ADMIN"))))
 	})
 }
 
