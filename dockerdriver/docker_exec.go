@@ -25,6 +25,8 @@ const (
 // parent), double-fork out of the tree onto the container's init, or race a tree walk with new forks. The
 // container's cgroup is the one boundary none of them can leave, and a deadline, a cancel or an uncertain
 // result stops the container anyway; recovery goes through a Checkpoint (docs/architecture.md, "Executions").
+// With req.KeepOnTimeout (readiness probes) the deadline only ends the wait and the container is left
+// alone; the exec's process may go on running, as Docker cannot kill it by itself.
 func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecResult, error) {
 	if err := req.Validate(name); err != nil {
 		return ExecResult{}, err
@@ -55,6 +57,10 @@ func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecRe
 		if errors.Is(ctx.Err(), context.Canceled) {
 			res.Reason = ExecCanceled
 		}
+		if req.KeepOnTimeout {
+			res.Duration = time.Since(start)
+			return res, nil
+		}
 		killErr := d.kill(ctx, info.ID, name)
 		res.ContainerKilled = killErr == nil
 		res.Duration = time.Since(start)
@@ -72,7 +78,7 @@ func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecRe
 }
 
 // runExec creates and starts the exec, copies its output into the capped writers and waits for its exit
-// code. It returns as soon as ctx ends; the caller then kills the container.
+// code. It returns as soon as ctx ends; the caller then kills the container, unless req.KeepOnTimeout.
 func (d *Docker) runExec(ctx context.Context, id, name string, req ExecRequest, stdout, stderr io.Writer) (int, error) {
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
 		Cmd: req.Command, Env: envList(req.Env), WorkingDir: req.WorkingDir,

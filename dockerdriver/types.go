@@ -182,8 +182,18 @@ type ExecRequest struct {
 	Env        []EnvVar
 	WorkingDir string
 	// Timeout is the deadline, enforced from the host: when it passes (or ctx ends) the driver kills the
-	// container, which is the only bound a process in it cannot escape (see exec.go). Required, > 0.
+	// container, which is the only bound a process in it cannot escape (see docker_exec.go), unless
+	// KeepOnTimeout says otherwise. Required, > 0.
 	Timeout time.Duration
+	// KeepOnTimeout makes Timeout (and ctx ending) only stop the wait: the exec ends as DeadlineExceeded
+	// (or Canceled) and the container is left running. Readiness probes need it: a probe that is slow once,
+	// on a loaded node, is one failed check, and must not kill the service it checks
+	// (docs/architecture.md, "Poisoning and settling"). Docker has no call that kills an exec's process, so
+	// the probe's process may go on running in the container, bounded only by the container's own limits
+	// (pids, memory) and ended with it. Executions must never set it: their deadline is the bound untrusted
+	// code cannot escape, and only killing the container enforces it. It cannot be combined with
+	// KillSurvivors.
+	KeepOnTimeout bool
 	// OutputLimit caps the bytes kept of each of stdout and stderr; the rest is read, counted and dropped.
 	// Required, > 0.
 	OutputLimit int
@@ -200,8 +210,8 @@ type ExecReason string
 
 const (
 	ExecCompleted        ExecReason = "Completed"        // the command exited; see ExitCode
-	ExecDeadlineExceeded ExecReason = "DeadlineExceeded" // Timeout or ctx deadline passed; container killed
-	ExecCanceled         ExecReason = "Canceled"         // ctx was cancelled; container killed
+	ExecDeadlineExceeded ExecReason = "DeadlineExceeded" // Timeout or ctx deadline passed; container killed unless KeepOnTimeout
+	ExecCanceled         ExecReason = "Canceled"         // ctx was cancelled; container killed unless KeepOnTimeout
 )
 
 // ExecResult is how an exec ended and the first OutputLimit bytes of each stream.

@@ -166,6 +166,8 @@ func (req ExecRequest) Validate(name string) error {
 		return bad("a timeout is required")
 	case req.OutputLimit <= 0:
 		return bad("an output limit is required")
+	case req.KeepOnTimeout && req.KillSurvivors:
+		return bad("KeepOnTimeout and KillSurvivors exclude each other")
 	}
 	for i, e := range req.Env {
 		if e.Name == "" {

@@ -139,6 +139,7 @@ func TestVolumeSpecAndExecRequestValidate(t *testing.T) {
 		{Command: []string{"true"}, OutputLimit: 1},
 		{Command: []string{"true"}, Timeout: time.Second},
 		{Command: []string{"true"}, Timeout: time.Second, OutputLimit: 1, Env: []EnvVar{{Value: "x"}}},
+		{Command: []string{"true"}, Timeout: time.Second, OutputLimit: 1, KeepOnTimeout: true, KillSurvivors: true},
 	} {
 		err := bad.Validate("c")
 		g.Expect(IsInvalidSpec(err)).To(BeTrue())

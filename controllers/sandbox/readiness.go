@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -19,9 +21,9 @@ const (
 )
 
 // checkReadiness waits for a starting service to pass its readiness command. It is given initialDelay plus
-// period × failureThreshold from its start (Docker's start time, so a restarted agent gives no more); a
-// check that outlasts its timeout has the container killed by the driver (its exec deadline rule) and so
-// fails the service at once.
+// period × failureThreshold from its start (Docker's start time, so a restarted agent gives no more). A
+// check that fails, by its exit code or by outlasting its timeout, is only that: the next one comes a
+// period later, and the service fails once the time it was given has passed.
 func (r *SandboxReconciler) checkReadiness(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, c dd.ContainerInfo, st *dsv1alpha1.ServiceInstanceStatus) (bool, error) {
 	rd := svc.Spec.Readiness
 	if rd == nil {
@@ -34,22 +36,21 @@ func (r *SandboxReconciler) checkReadiness(ctx context.Context, s *scope, svc *d
 		s.after(wait)
 		return true, nil
 	}
-	passed, killed, err := r.probe(ctx, c.Name, rd)
+	failure, err := r.probe(ctx, c.Name, rd)
 	switch {
 	case dd.IsConflict(err) || dd.IsNotFound(err):
 		s.after(period) // it stopped meanwhile; its die event brings the next pass, which poisons
 		return true, nil
 	case err != nil:
 		return s.fail(dsv1alpha1.ReasonServiceReadinessFailed, "checking readiness of service "+svc.Name, err)
-	case passed:
+	case failure == "":
 		return r.markReady(s, svc, st), nil
-	case killed:
-		st.State, st.Message = dsv1alpha1.ServiceFailed, "its readiness check outlasted its timeout"
-		return r.poison(ctx, s, dsv1alpha1.ReasonServiceReadinessFailed, "service %q: a readiness check outlasted its timeout and the service was stopped", svc.Name)
 	case !time.Now().Before(first.Add(period * time.Duration(threshold))):
-		st.State, st.Message = dsv1alpha1.ServiceFailed, "it never passed readiness"
-		return r.poison(ctx, s, dsv1alpha1.ReasonServiceReadinessFailed, "service %q did not pass readiness within %d checks", svc.Name, threshold)
+		st.State, st.Message = dsv1alpha1.ServiceFailed, "it never passed readiness; its last check "+failure
+		return r.poison(ctx, s, dsv1alpha1.ReasonServiceReadinessFailed, "service %q did not pass readiness within %d checks; the last one %s", svc.Name, threshold, failure)
 	}
+	st.Message = "its last readiness check " + failure
+	s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonWaitingForServices, "waiting for service %q to pass readiness; its last check %s", svc.Name, failure)
 	s.after(period)
 	return true, nil
 }
@@ -60,9 +61,11 @@ func (r *SandboxReconciler) markReady(s *scope, svc *dsv1alpha1.SandboxService, 
 	return false
 }
 
-// checkLiveness keeps checking a ready service every period; failureThreshold failures in a row poison the
-// topology. A frozen (paused) service is not checked. Only services that declare readiness cause these
-// periodic passes; nothing else about an idle Sandbox is polled.
+// checkLiveness keeps checking a ready service every period, as Kubernetes does: a check fails by its exit
+// code or by outlasting its timeout, a success resets the count, and only failureThreshold failures in a
+// row poison the topology (a failed service is never repaired, docs/architecture.md "Poisoning and
+// settling"). A check never stops the service itself. A frozen (paused) service is not checked. Only
+// services that declare readiness cause these periodic passes; nothing else about an idle Sandbox is polled.
 func (r *SandboxReconciler) checkLiveness(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, c dd.ContainerInfo, st *dsv1alpha1.ServiceInstanceStatus) (bool, error) {
 	rd := svc.Spec.Readiness
 	if rd == nil || c.State != dd.StateRunning {
@@ -73,14 +76,23 @@ func (r *SandboxReconciler) checkLiveness(ctx context.Context, s *scope, svc *ds
 		s.after(wait)
 		return false, nil
 	}
-	passed, killed, err := r.probe(ctx, c.Name, rd)
-	if err != nil && !dd.IsConflict(err) && !dd.IsNotFound(err) {
+	failure, err := r.probe(ctx, c.Name, rd)
+	switch {
+	case dd.IsConflict(err) || dd.IsNotFound(err):
+		s.after(period) // it stopped or froze meanwhile, which is no failed check; a die event brings the pass that says so
+		return false, nil
+	case err != nil:
 		return s.fail(dsv1alpha1.ReasonServiceUnhealthy, "checking readiness of service "+svc.Name, err)
 	}
-	failures := r.probes.record(s.key(), c.Name, passed, period)
-	if killed || failures >= threshold {
-		st.State, st.Message = dsv1alpha1.ServiceFailed, "it failed readiness after being ready"
-		return r.poison(ctx, s, dsv1alpha1.ReasonServiceUnhealthy, "service %q failed readiness %d times in a row", svc.Name, max(failures, 1))
+	failures := r.probes.record(s.key(), c.Name, failure == "", period)
+	switch {
+	case failure == "":
+		st.Message = ""
+	case failures >= threshold:
+		st.State, st.Message = dsv1alpha1.ServiceFailed, fmt.Sprintf("it failed readiness %d of %d times in a row after being ready; the last check %s", failures, threshold, failure)
+		return r.poison(ctx, s, dsv1alpha1.ReasonServiceUnhealthy, "service %q failed readiness %d of %d times in a row; the last check %s", svc.Name, failures, threshold, failure)
+	default:
+		st.Message = fmt.Sprintf("its last readiness check %s: %d of %d failures in a row", failure, failures, threshold)
 	}
 	s.after(period)
 	return false, nil
@@ -90,15 +102,25 @@ func (r *SandboxReconciler) checkLiveness(ctx context.Context, s *scope, svc *ds
 // some clients (busybox wget) ignore NO_PROXY and would ask the proxy for 127.0.0.1.
 var probeEnv = []dd.EnvVar{{Name: "HTTP_PROXY"}, {Name: "http_proxy"}, {Name: "HTTPS_PROXY"}, {Name: "https_proxy"}}
 
-// probe runs a readiness command once; only its exit code counts.
-func (r *SandboxReconciler) probe(ctx context.Context, container string, rd *dsv1alpha1.Readiness) (passed, killed bool, err error) {
+// probe runs a readiness command once and says how it failed ("timed out after 1s", "exited with code 2"),
+// or "" when it passed. It keeps the container at its timeout (dd.ExecRequest.KeepOnTimeout): a check that
+// is slow once, as on a loaded node, is one failed check, never a killed service.
+func (r *SandboxReconciler) probe(ctx context.Context, container string, rd *dsv1alpha1.Readiness) (string, error) {
+	timeout := seconds(rd.TimeoutSeconds, defaultTimeout)
 	res, err := r.Driver.Exec(ctx, container, dd.ExecRequest{
-		Command: rd.Command, Env: probeEnv, Timeout: seconds(rd.TimeoutSeconds, defaultTimeout), OutputLimit: r.Options.ProbeLimit,
+		Command: rd.Command, Env: probeEnv, Timeout: timeout, OutputLimit: r.Options.ProbeLimit, KeepOnTimeout: true,
 	})
-	if err != nil {
-		return false, false, err
+	switch {
+	case err != nil:
+		return "", err
+	case res.Reason == dd.ExecCanceled: // the pass was cancelled (the agent stops): no check happened
+		return "", errors.New("the readiness check was cancelled")
+	case res.Reason == dd.ExecDeadlineExceeded:
+		return fmt.Sprintf("timed out after %gs", timeout.Seconds()), nil
+	case res.ExitCode != 0:
+		return fmt.Sprintf("exited with code %d", res.ExitCode), nil
 	}
-	return res.Reason == dd.ExecCompleted && res.ExitCode == 0, res.ContainerKilled, nil
+	return "", nil
 }
 
 func failureThreshold(rd *dsv1alpha1.Readiness) int {

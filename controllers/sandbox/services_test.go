@@ -37,6 +37,14 @@ func serviceAt(sbx *dsv1alpha1.Sandbox, i int, state dsv1alpha1.ServiceState, co
 	return sbx
 }
 
+// checksHang makes every readiness check run until its timeout.
+func checksHang(h *harness) {
+	h.docker.SetExecHandler(func(ctx context.Context, _ string, _ dd.ExecRequest) fake.ExecOutput {
+		<-ctx.Done()
+		return fake.ExecOutput{}
+	})
+}
+
 // checksExit makes every readiness check exit with code.
 func checksExit(code int) func(h *harness) {
 	return func(h *harness) {
@@ -119,7 +127,7 @@ func TestEnsureServices(t *testing.T) {
 			faults:  checksExit(1),
 			stop:    true,
 			want:    outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonServiceReadinessFailed},
-			message: "did not pass readiness within 3 checks",
+			message: "did not pass readiness within 3 checks; the last one exited with code 1",
 			events:  poisoned,
 			check: func(g Gomega, h *harness, s *scope) {
 				states(dsv1alpha1.ServiceFailed)(g, h, s)
@@ -127,23 +135,36 @@ func TestEnsureServices(t *testing.T) {
 			},
 		},
 		{
-			name:    "a readiness check that outlasts its timeout has the service killed and poisons",
+			name:    "a starting service's check that outlasts its timeout is one failed check; the service runs on",
 			sbx:     topology("checked"),
 			objects: []client.Object{newService("checked", withReadiness(3))},
 			docker:  network,
-			faults: func(h *harness) {
-				h.docker.SetExecHandler(func(ctx context.Context, _ string, _ dd.ExecRequest) fake.ExecOutput {
-					<-ctx.Done()
-					return fake.ExecOutput{}
-				})
+			faults:  checksHang,
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonWaitingForServices},
+			message: `waiting for service "checked" to pass readiness; its last check timed out after 1s`,
+			events:  []string{started},
+			check: func(g Gomega, h *harness, s *scope) {
+				states(dsv1alpha1.ServiceStarting)(g, h, s)
+				g.Expect(h.container(s.serviceName("checked")).State).To(Equal(dd.StateRunning))
+				g.Expect(s.recheck).To(Equal(2 * time.Second))
 			},
+		},
+		{
+			name:    "a starting service whose checks time out until its time is up poisons, saying they timed out",
+			sbx:     topology("checked"),
+			objects: []client.Object{newService("checked", withReadiness(3))},
+			docker: func(h *harness, s *scope) {
+				h.view.age(h.start(h.serviceSpec(s, checked)), 10*time.Minute)
+			},
+			faults:  checksHang,
 			stop:    true,
 			want:    outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonServiceReadinessFailed},
-			message: "outlasted its timeout",
-			events:  []string{started, "Warning " + EventPoisoned},
+			message: "did not pass readiness within 3 checks; the last one timed out after 1s",
+			events:  poisoned,
 			check: func(g Gomega, h *harness, s *scope) {
 				states(dsv1alpha1.ServiceFailed)(g, h, s)
-				g.Expect(h.container(s.serviceName("checked")).State).To(Equal(dd.StateExited))
+				g.Expect(h.container(s.serviceName("checked")).State).To(Equal(dd.StateRunning), "stopping is the next pass's, on the recorded decision")
 			},
 		},
 		{
@@ -240,6 +261,7 @@ func TestEnsureServices(t *testing.T) {
 			faults:  checksExit(1),
 			stop:    true,
 			want:    outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonServiceUnhealthy},
+			message: `service "checked" failed readiness 1 of 1 times in a row; the last check exited with code 1`,
 			events:  poisoned,
 			check:   states(dsv1alpha1.ServiceFailed),
 		},

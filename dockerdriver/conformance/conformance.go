@@ -61,6 +61,7 @@ func Behaviours() []Behaviour {
 			{"volume: a tmpfs volume keeps its content while another running container mounts it", tmpfsKeptWhileHeld},
 			{"volume: a tmpfs volume loses its content when no running container mounts it", tmpfsLostWhenUnheld},
 			{"exec: past its deadline it ends as DeadlineExceeded and the container is killed", execDeadline},
+			{"exec: with KeepOnTimeout, past its deadline it ends as DeadlineExceeded and the container runs on", execKeepOnTimeout},
 			{"exec: in a container that is not running it is a Conflict", execNotRunning},
 			{"events: a killed container's die event carries its owner and exit code", dieEvent},
 		},

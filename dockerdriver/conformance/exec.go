@@ -28,6 +28,21 @@ func execDeadline(t T, h Harness) {
 	g.Expect(info.ExitCode).To(Equal(killedExitCode))
 }
 
+func execKeepOnTimeout(t T, h Harness) {
+	g, ctx, o := NewWithT(t), t.Context(), newOwner(t, h)
+	s := containerSpec(h, o, dsv1alpha1.RolePrimary)
+	started(t, h, s)
+	const timeout = time.Second
+	res, err := h.Driver.Exec(ctx, s.Name, dd.ExecRequest{Command: SleepCommand, Timeout: timeout, OutputLimit: 1 << 10, KeepOnTimeout: true})
+	g.Expect(err).NotTo(HaveOccurred(), "a passed deadline is an outcome, not an error")
+	g.Expect(res.Reason).To(Equal(dd.ExecDeadlineExceeded))
+	g.Expect(res.ContainerKilled).To(BeFalse())
+	g.Expect(res.Duration).To(BeNumerically(">=", timeout))
+	info, err := h.Driver.ObserveContainer(ctx, s.Name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(info.State).To(Equal(dd.StateRunning), "the container was left alone")
+}
+
 func execNotRunning(t T, h Harness) {
 	g, ctx, o := NewWithT(t), t.Context(), newOwner(t, h)
 	s := containerSpec(h, o, dsv1alpha1.RolePrimary)

@@ -19,7 +19,8 @@ type ExecOutput struct {
 }
 
 // ExecHandler plays the command of an exec. It should return when ctx ends; if it does not, the fake
-// still enforces the deadline as the real driver does (by killing the container).
+// still enforces the deadline as the real driver does (by killing the container, unless KeepOnTimeout:
+// then the handler is left running, as the real exec's process is).
 type ExecHandler func(ctx context.Context, container string, req dd.ExecRequest) ExecOutput
 
 // SetExecHandler sets how execs behave; the default succeeds at once with no output.
@@ -30,7 +31,8 @@ func (f *Driver) SetExecHandler(h ExecHandler) {
 }
 
 // Exec runs the handler with the same deadline and output cap semantics as the real driver: output
-// beyond OutputLimit is cut and counted, and a deadline or cancel kills the container (exit 137).
+// beyond OutputLimit is cut and counted, and a deadline or cancel kills the container (exit 137), unless
+// req.KeepOnTimeout, which only stops the wait.
 func (f *Driver) Exec(ctx context.Context, name string, req dd.ExecRequest) (dd.ExecResult, error) {
 	return call(f, ctx, OpExec, name, func() (dd.ExecResult, error) {
 		if err := req.Validate(name); err != nil {
@@ -56,11 +58,14 @@ func (f *Driver) Exec(ctx context.Context, name string, req dd.ExecRequest) (dd.
 			}
 			return res, nil
 		case <-runCtx.Done():
-			res := dd.ExecResult{Reason: dd.ExecDeadlineExceeded, ContainerKilled: true}
+			res := dd.ExecResult{Reason: dd.ExecDeadlineExceeded}
 			if errors.Is(ctx.Err(), context.Canceled) {
 				res.Reason = dd.ExecCanceled
 			}
-			f.killForDeadline(name)
+			if !req.KeepOnTimeout {
+				res.ContainerKilled = true
+				f.killForDeadline(name)
+			}
 			res.Duration = time.Since(start)
 			return res, nil
 		}
