@@ -55,19 +55,20 @@ var _ = Describe("A session", func() {
 		Eventually(eventReasons(sbx)).Should(ContainElements("WorkspaceCreated", "Started"))
 	})
 
-	It("joins the node's shared bridge when it may reach out but has no services", func() {
+	It("joins the node's shared Isolated bridge, internal, when it is Isolated without services", func() {
 		ns, a := newNamespace(), newAgent()
 		sbx := sandbox(ns, "isolated", a.node)
 		sbx.Spec.Network.Mode = dsv1alpha1.NetworkIsolated
 		create(sbx)
 
 		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
-		shared := dd.NodeNetworkName(a.node)
+		shared := dd.NodeIsolatedNetworkName(a.node)
 		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Network).To(Equal(shared))
 		n, err := a.docker.ObserveNetwork(context.Background(), shared)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n.ICC).To(BeFalse(), "sandboxes on the shared bridge cannot reach each other")
-		Expect(n.Internal).To(BeFalse())
+		Expect(n.Internal).To(BeTrue(), "no route out: the egress proxy on its gateway is the way out")
+		Expect(n.Bridge).To(HavePrefix(dd.BridgeProxied))
 		Expect(get(sbx).Status.NetworkID).To(BeEmpty(), "no network of its own")
 
 		Expect(k8s.Delete(ctx(), sbx)).To(Succeed())

@@ -45,7 +45,7 @@ var _ = Describe("Topology subnets", func() {
 		for _, sbx := range []*dsv1alpha1.Sandbox{isolated, closed} {
 			Expect(ownNetworks(a.docker, sbx)).To(BeEmpty(), "%s needs no bridge of its own", sbx.Name)
 		}
-		Expect(container(a.docker, isolated, dsv1alpha1.RolePrimary, "").Network).To(Equal(dd.NodeNetworkName(a.node)))
+		Expect(container(a.docker, isolated, dsv1alpha1.RolePrimary, "").Network).To(Equal(dd.NodeIsolatedNetworkName(a.node)))
 		Expect(container(a.docker, closed, dsv1alpha1.RolePrimary, "").Network).To(BeEmpty())
 
 		third := withService(ns, "third", a.node)
