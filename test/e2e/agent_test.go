@@ -21,7 +21,9 @@ type agentProcess struct {
 	checkpoints string // the node's checkpoint store, next to the log
 }
 
-func startAgent(bin, node, kubeconfig, logPath string) (*agentProcess, error) {
+// startAgent starts the agent for node; extra flags come last, so they override the suite's defaults (an agent
+// on a daemon of the test's own passes --docker-host and the like).
+func startAgent(bin, node, kubeconfig, logPath string, extra ...string) (*agentProcess, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -34,7 +36,12 @@ func startAgent(bin, node, kubeconfig, logPath string) (*agentProcess, error) {
 		"--kubeconfig="+kubeconfig,
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=0",
+		// The suite's "internet" is a server of the test's own on the host's loopback (egress_test.go): no
+		// packet leaves the machine. The proxy refuses loopback by default; this range makes that one server
+		// reachable, and 127.0.0.2 stays a forbidden address.
+		"--egress-permit=127.0.0.1/32",
 	)
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the agent: %w", err)
