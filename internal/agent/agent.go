@@ -195,7 +195,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, managerOptions(scheme, opts))
+	mopts := managerOptions(scheme, opts)
+	if opts.LeaderElection {
+		if mopts.LeaderElectionResourceLockInterface, err = nodeLease(cfg, opts, ctrl.LoggerFrom(ctx).WithName("agent")); err != nil {
+			return nil, err
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +269,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	executions := &execution.ExecutionReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: runs, Verdicts: verdicts,
-		Recorder: mgr.GetEventRecorder("dockside-agent"),
+		Freezes: freezes, Recorder: mgr.GetEventRecorder("dockside-agent"),
 		Options:  execution.ExecutionOptions{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
 	}
 	if err := executions.SetupWithManager(ctx, mgr, execution.ExecutionWatches{

@@ -4,11 +4,14 @@ package controllers_test
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -140,5 +143,51 @@ var _ = Describe("The node Lease", func() {
 		Eventually(func() int { return holdings(second.docker, string(get(sbx).UID)) }, 15*time.Second).Should(BeNumerically(">", 0))
 		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: agent.DefaultLeaseNamespace, Name: agent.LeaseName(node)}, &coordinationv1.Lease{})).To(Succeed())
+	})
+})
+
+var _ = Describe("An agent restarted after a crash", func() {
+	// crashedLease is the Lease a crashed agent leaves behind: held by holder, renewed just now, valid for a
+	// minute.
+	crashedLease := func(node, holder string) {
+		GinkgoHelper()
+		now := metav1.NewMicroTime(time.Now())
+		Expect(k8s.Create(ctx(), &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: agent.DefaultLeaseNamespace, Name: agent.LeaseName(node)},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To(int32(60)), AcquireTime: &now, RenewTime: &now,
+			},
+		})).To(Succeed())
+	}
+	restarted := func(node, dir string) func(*agent.Options) {
+		return func(o *agent.Options) { o.LeaderElection, o.CheckpointDir = true, dir }
+	}
+
+	It("takes its node's Lease over at once when the Lease is its own", func() {
+		ns, node, dir := newNamespace(), newNode(), GinkgoT().TempDir()
+		host, err := os.Hostname()
+		Expect(err).NotTo(HaveOccurred())
+		crashedLease(node, host+"_"+node)
+		startAgent(node, newDocker(node), restarted(node, dir))
+		sbx := sandbox(ns, "after-crash", node)
+		create(sbx)
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady), 20*time.Second).Should(Equal("True/Running"),
+			"well before the crashed agent's Lease (a minute) runs out")
+	})
+
+	It("waits out a Lease another agent holds, and a second agent of the node on this host never shares its identity", func() {
+		ns, node, dir := newNamespace(), newNode(), GinkgoT().TempDir()
+		crashedLease(node, "another-host_"+node)
+		first := startAgent(node, newDocker(node), restarted(node, dir))
+		second := startAgent(node, newDocker(node), restarted(node, dir))
+		sbx := sandbox(ns, "waiting", node)
+		create(sbx)
+		Consistently(func() int {
+			return holdings(first.docker, string(get(sbx).UID)) + holdings(second.docker, string(get(sbx).UID))
+		}, 5*time.Second).
+			Should(BeZero(), "neither acts while another host's agent holds the Lease")
+		lease := &coordinationv1.Lease{}
+		Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: agent.DefaultLeaseNamespace, Name: agent.LeaseName(node)}, lease)).To(Succeed())
+		Expect(*lease.Spec.HolderIdentity).To(Equal("another-host_" + node))
 	})
 })
