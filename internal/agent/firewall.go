@@ -21,7 +21,8 @@ type hostFirewall struct {
 }
 
 func (f *hostFirewall) config() hostfirewall.Config {
-	return hostfirewall.Config{BridgePrefix: dd.BridgePrefix, ProxyPrefix: dd.BridgeProxied, ProxyPort: f.port}
+	return hostfirewall.Config{BridgePrefix: dd.BridgePrefix, ProxyPrefix: dd.BridgeProxied, ProxyPort: f.port,
+		ClosedPrefixes: []string{dd.BridgeProxied, dd.BridgeClosed}}
 }
 
 // Start installs the table, waits for the agent to stop, and then removes it when it guards nothing.

@@ -12,7 +12,10 @@ type Config struct {
 	BridgePrefix string // default "ds": host input from these interfaces is dropped
 	ProxyPrefix  string // default "dsi-": these may reach ProxyPort
 	ProxyPort    uint16 // required
-	NetNSFd      int    // 0: the current (host) network namespace; tests pass a namespace of their own
+	// ClosedPrefixes (default "dsi-", "dsn-"; empty means the default) name the bridges nothing may be routed
+	// out of, except to another BridgePrefix interface.
+	ClosedPrefixes []string
+	NetNSFd        int // 0: the current (host) network namespace; tests pass a namespace of their own
 }
 
 // Defaults of Config's fields, and the longest interface name the kernel takes (IFNAMSIZ less its NUL).
@@ -20,9 +23,13 @@ const (
 	DefaultTable        = "dockside"
 	DefaultBridgePrefix = "ds"
 	DefaultProxyPrefix  = "dsi-"
+	defaultClosedPrefix = "dsn-"
 	maxIfNameLen        = 15
 	maxTableNameLen     = 255
 )
+
+// DefaultClosedPrefixes are the bridges of Isolated and None sandboxes, a new slice on each call.
+func DefaultClosedPrefixes() []string { return []string{DefaultProxyPrefix, defaultClosedPrefix} }
 
 // withDefaults fills the empty fields and refuses a Config whose rules would not mean what it says.
 func (c Config) withDefaults() (Config, error) {
@@ -34,6 +41,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ProxyPrefix == "" {
 		c.ProxyPrefix = DefaultProxyPrefix
+	}
+	if len(c.ClosedPrefixes) == 0 {
+		c.ClosedPrefixes = DefaultClosedPrefixes()
 	}
 	return c, c.validate()
 }
@@ -52,6 +62,9 @@ func (c Config) validate() error {
 	if !strings.HasPrefix(c.ProxyPrefix, c.BridgePrefix) {
 		errs = append(errs, fmt.Errorf("ProxyPrefix %q must start with BridgePrefix %q", c.ProxyPrefix, c.BridgePrefix))
 	}
+	for i, p := range c.ClosedPrefixes {
+		errs = append(errs, validClosedPrefix(fmt.Sprintf("ClosedPrefixes[%d]", i), p, c.BridgePrefix))
+	}
 	if c.NetNSFd < 0 {
 		errs = append(errs, fmt.Errorf("NetNSFd %d is not a file descriptor", c.NetNSFd))
 	}
@@ -59,6 +72,18 @@ func (c Config) validate() error {
 		return fmt.Errorf("hostfirewall: invalid config: %w", err)
 	}
 	return nil
+}
+
+// validClosedPrefix checks a prefix of the forward chain. An empty one would match every interface, and one
+// outside the bridges would stop the host's own routing instead of a sandbox's: neither can be meant.
+func validClosedPrefix(field, prefix, bridgePrefix string) error {
+	switch {
+	case prefix == "":
+		return fmt.Errorf("%s is empty", field)
+	case !strings.HasPrefix(prefix, bridgePrefix):
+		return fmt.Errorf("%s %q must start with BridgePrefix %q", field, prefix, bridgePrefix)
+	}
+	return validPrefix(field, prefix)
 }
 
 // validPrefix checks that prefix could begin an interface name: the kernel refuses longer names and names with

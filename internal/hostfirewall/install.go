@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
 )
 
 // ErrNoPrivilege is wrapped into the error of Install or Remove when the kernel refused for want of privilege
@@ -13,8 +14,8 @@ import (
 var ErrNoPrivilege = errors.New("no privilege to change the host firewall")
 
 // Install replaces the table with cfg's: one netlink batch adds the table (a no-op when it exists), deletes it
-// with whatever it held, and adds it again with its chain and rules. The kernel applies a batch whole or not at
-// all, so no packet ever sees a half-built table, and running Install twice leaves the same table.
+// with whatever it held, and adds it again with its chains and rules. The kernel applies a batch whole or not
+// at all, so no packet ever sees a half-built table, and running Install twice leaves the same table.
 func Install(cfg Config) error {
 	return install(cfg)
 }
@@ -35,11 +36,17 @@ func install(cfg Config, opts ...nftables.ConnOption) error {
 		c.AddTable(t)
 		c.DelTable(t)
 		c.AddTable(t)
-		ch := c.AddChain(chain(t))
-		for _, exprs := range rules(cfg) {
-			c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: exprs})
-		}
+		addChain(c, baseChain(t, ChainName, nftables.ChainHookInput), rules(cfg))
+		addChain(c, baseChain(t, ForwardChainName, nftables.ChainHookForward), forwardRules(cfg))
 	})
+}
+
+// addChain queues ch and its rules, in order.
+func addChain(c *nftables.Conn, ch *nftables.Chain, rules [][]expr.Any) {
+	c.AddChain(ch)
+	for _, exprs := range rules {
+		c.AddRule(&nftables.Rule{Table: ch.Table, Chain: ch, Exprs: exprs})
+	}
 }
 
 func remove(cfg Config, opts ...nftables.ConnOption) error {

@@ -51,7 +51,10 @@ func TestInstallIsOneBatchThatReplacesTheTable(t *testing.T) {
 	if err := install(Config{ProxyPort: 3128}, k.dial()); err != nil {
 		t.Fatal(err)
 	}
-	want := [][]netlink.HeaderType{{batchBegin, newTable, delTable, newTable, newChain, newRule, newRule, newRule, batchEnd}}
+	want := [][]netlink.HeaderType{{batchBegin, newTable, delTable, newTable,
+		newChain, newRule, newRule, newRule, // input
+		newChain, newRule, newRule, // forward: dsi-, dsn-
+		batchEnd}}
 	if !reflect.DeepEqual(k.sends, want) {
 		t.Errorf("sent %v, want %v", k.sends, want)
 	}

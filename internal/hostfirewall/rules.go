@@ -7,14 +7,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ChainName is the one chain of the table: a base chain on the input hook, so it sees what is addressed to the
-// host itself and nothing that Docker forwards between a bridge and the outside.
+// ChainName is the table's chain on the input hook: it sees what is addressed to the host itself and nothing
+// that the host forwards between a bridge and the outside (that is ForwardChainName's).
 const ChainName = "input"
 
 // reg is the register every expression loads into and compares: nft's own choice for these matches.
 const reg = 1
 
-// Rules returns the expressions of the chain's rules, in order, for cfg with its defaults filled in:
+// Rules returns the expressions of the input chain's rules, in order, for cfg with its defaults filled in:
 //
 //  1. iifname "<BridgePrefix>*" ct state established,related accept
 //  2. iifname "<ProxyPrefix>*" tcp dport <ProxyPort> accept
@@ -35,17 +35,18 @@ func rules(cfg Config) [][]expr.Any {
 	}
 }
 
-// table and chain are the objects cfg's rules live in.
+// table and baseChain are the objects cfg's rules live in.
 func table(cfg Config) *nftables.Table {
 	return &nftables.Table{Name: cfg.Table, Family: nftables.TableFamilyINet}
 }
 
-func chain(t *nftables.Table) *nftables.Chain {
+// baseChain is a filter chain on hook that accepts what its rules do not drop.
+func baseChain(t *nftables.Table, name string, hook *nftables.ChainHook) *nftables.Chain {
 	return &nftables.Chain{
-		Name:     ChainName,
+		Name:     name,
 		Table:    t,
 		Type:     nftables.ChainTypeFilter,
-		Hooknum:  nftables.ChainHookInput,
+		Hooknum:  hook,
 		Priority: nftables.ChainPriorityFilter,
 		Policy:   ref(nftables.ChainPolicyAccept),
 	}
@@ -55,9 +56,18 @@ func chain(t *nftables.Table) *nftables.Chain {
 // bytes as the operand has, so leaving out the name's NUL padding makes the comparison a prefix match, which
 // is what nft writes for iifname "prefix*".
 func iifnamePrefix(prefix string) []expr.Any {
+	return ifnamePrefix(expr.MetaKeyIIFNAME, expr.CmpOpEq, prefix)
+}
+
+// oifnameNotPrefix matches an output interface whose name does not start with prefix (oifname != "prefix*").
+func oifnameNotPrefix(prefix string) []expr.Any {
+	return ifnamePrefix(expr.MetaKeyOIFNAME, expr.CmpOpNeq, prefix)
+}
+
+func ifnamePrefix(key expr.MetaKey, op expr.CmpOp, prefix string) []expr.Any {
 	return []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: reg},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: reg, Data: []byte(prefix)},
+		&expr.Meta{Key: key, Register: reg},
+		&expr.Cmp{Op: op, Register: reg, Data: []byte(prefix)},
 	}
 }
 

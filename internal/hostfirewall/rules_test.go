@@ -44,7 +44,7 @@ func TestRulesOfTheDefaultConfig(t *testing.T) {
 
 // The prefix bytes are compared without a NUL: with one, "ds" would match only an interface named exactly "ds".
 func TestInterfaceMatchIsAPrefixOfTheConfiguredBytes(t *testing.T) {
-	got, err := Rules(Config{BridgePrefix: "sbx", ProxyPrefix: "sbx-proxy", ProxyPort: 1})
+	got, err := Rules(Config{BridgePrefix: "sbx", ProxyPrefix: "sbx-proxy", ProxyPort: 1, ClosedPrefixes: []string{"sbx-proxy"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func TestTableKeepsSandboxesOffTheHost(t *testing.T) {
 			mustBeDropped(t, c.from, c.addr) // rule 3
 			blocked++
 		}
-		if packets := dropCount(t, host, cfg); packets < uint64(blocked) {
+		if packets := counted(t, host, hostfirewall.DefaultTable, hostfirewall.ChainName, -1); packets < uint64(blocked) {
 			t.Errorf("the drop rule counted %d packets, want at least one SYN for each of %d connections", packets, blocked)
 		}
 	})
@@ -120,8 +120,8 @@ func TestTableKeepsSandboxesOffTheHost(t *testing.T) {
 	})
 }
 
-// expectTable checks that ns holds cfg's table exactly: one chain, the base chain the package promises, and the
-// rules Rules describes, in order.
+// expectTable checks that ns holds cfg's table exactly: two base chains, input and forward, as the package
+// promises, each with the rules Rules or ForwardRules describes, in order.
 func expectTable(t *testing.T, ns *os.File, cfg hostfirewall.Config) {
 	t.Helper()
 	c := conn(t, ns)
@@ -130,65 +130,88 @@ func expectTable(t *testing.T, ns *os.File, cfg hostfirewall.Config) {
 	if err != nil {
 		t.Fatalf("list chains: %v", err)
 	}
-	var ours []*nftables.Chain
+	ours := map[string]*nftables.Chain{}
 	for _, ch := range chains {
 		if ch.Table.Name == table.Name {
-			ours = append(ours, ch)
+			ours[ch.Name] = ch
 		}
 	}
-	if len(ours) != 1 {
-		t.Fatalf("table %s has %d chains, want 1", table.Name, len(ours))
+	if len(ours) != 2 {
+		t.Fatalf("table %s has %d chains, want 2 (%s and %s)", table.Name, len(ours), hostfirewall.ChainName, hostfirewall.ForwardChainName)
 	}
-	ch := ours[0]
-	if ch.Name != hostfirewall.ChainName || ch.Type != nftables.ChainTypeFilter ||
-		ch.Hooknum == nil || *ch.Hooknum != *nftables.ChainHookInput ||
-		ch.Priority == nil || *ch.Priority != *nftables.ChainPriorityFilter ||
-		ch.Policy == nil || *ch.Policy != nftables.ChainPolicyAccept {
-		t.Errorf("chain %+v, want %q: type filter hook input priority filter policy accept", ch, hostfirewall.ChainName)
-	}
-
-	rules, err := c.GetRules(table, ch)
-	if err != nil {
-		t.Fatalf("list rules: %v", err)
-	}
-	var got [][]expr.Any
-	for _, r := range rules {
-		got = append(got, zeroCounters(r.Exprs))
-	}
-	want, err := hostfirewall.Rules(cfg)
+	inputRules, err := hostfirewall.Rules(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("the kernel holds %d rules:%s\nwant %d:%s", len(got), describe(got), len(want), describe(want))
+	forwardRules, err := hostfirewall.ForwardRules(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		name  string
+		hook  *nftables.ChainHook
+		rules [][]expr.Any
+	}{
+		{hostfirewall.ChainName, nftables.ChainHookInput, inputRules},
+		{hostfirewall.ForwardChainName, nftables.ChainHookForward, forwardRules},
+	} {
+		ch := ours[want.name]
+		if ch == nil || ch.Type != nftables.ChainTypeFilter ||
+			ch.Hooknum == nil || *ch.Hooknum != *want.hook ||
+			ch.Priority == nil || *ch.Priority != *nftables.ChainPriorityFilter ||
+			ch.Policy == nil || *ch.Policy != nftables.ChainPolicyAccept {
+			t.Errorf("chain %+v, want %q: type filter hook %d priority filter policy accept", ch, want.name, *want.hook)
+			continue
+		}
+		rules, err := c.GetRules(table, ch)
+		if err != nil {
+			t.Fatalf("list rules of %s: %v", want.name, err)
+		}
+		var got [][]expr.Any
+		for _, r := range rules {
+			got = append(got, zeroCounters(r.Exprs))
+		}
+		if !reflect.DeepEqual(got, want.rules) {
+			t.Errorf("the kernel's chain %s holds %d rules:%s\nwant %d:%s", want.name, len(got), describe(got), len(want.rules), describe(want.rules))
+		}
 	}
 }
 
-// dropCount reads the packets counted by the last rule, the drop.
-func dropCount(t *testing.T, ns *os.File, cfg hostfirewall.Config) uint64 {
+// counted reads the packets counted by the rule at index i (negative: from the end) of a chain in ns.
+func counted(t *testing.T, ns *os.File, tableName, chainName string, i int) uint64 {
 	t.Helper()
-	table := &nftables.Table{Name: hostfirewall.DefaultTable, Family: nftables.TableFamilyINet}
-	rules, err := conn(t, ns).GetRules(table, &nftables.Chain{Name: hostfirewall.ChainName, Table: table})
-	if err != nil || len(rules) == 0 {
-		t.Fatalf("list rules: %v (%d rules)", err, len(rules))
+	table := &nftables.Table{Name: tableName, Family: nftables.TableFamilyINet}
+	rules, err := conn(t, ns).GetRules(table, &nftables.Chain{Name: chainName, Table: table})
+	if i < 0 {
+		i += len(rules)
 	}
-	for _, e := range rules[len(rules)-1].Exprs {
+	if err != nil || i < 0 || i >= len(rules) {
+		t.Fatalf("list rules of %s %s: %v (%d rules, want rule %d)", tableName, chainName, err, len(rules), i)
+	}
+	for _, e := range rules[i].Exprs {
 		if c, ok := e.(*expr.Counter); ok {
 			return c.Packets
 		}
 	}
-	t.Fatal("the last rule has no counter")
+	t.Fatalf("rule %d of %s %s has no counter", i, tableName, chainName)
 	return 0
 }
 
-// untouchedHost checks at the end of the test that the host's network namespace has the tables it had at the
-// start: the tests work in namespaces of their own only.
+// untouchedHost checks at the end of the test that the host's network namespace has the tables and the
+// ip_forward setting it had at the start: the tests work in namespaces of their own only.
 func untouchedHost(t *testing.T) {
 	t.Helper()
 	before := tableNames(t, nil)
+	forwardBefore, err := os.ReadFile("/proc/sys/net/ipv4/ip_forward")
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		if after := tableNames(t, nil); !slices.Equal(before, after) {
 			t.Errorf("the host's nftables tables changed: before %v, after %v", before, after)
+		}
+		if after, err := os.ReadFile("/proc/sys/net/ipv4/ip_forward"); err != nil || string(after) != string(forwardBefore) {
+			t.Errorf("the host's ip_forward changed: before %q, after %q (%v)", forwardBefore, after, err)
 		}
 	})
 }
