@@ -13,6 +13,7 @@ const (
 	ReasonCaptureTooLarge    = "CaptureTooLarge"    // the archive passed the workspace's size plus archive overhead
 	ReasonStoreFull          = "StoreFull"          // the node's checkpoint store has no room for the capture
 	ReasonWaitingForStore    = "WaitingForStore"    // captures under way hold the room this capture needs
+	ReasonWaitingForRun      = "WaitingForRun"      // an Execution's command runs in the Sandbox; captured after it
 	ReasonArchiveMissing     = "ArchiveMissing"     // the stored archive is gone from the node
 	ReasonArchiveCorrupt     = "ArchiveCorrupt"     // the stored archive no longer matches its digest
 )

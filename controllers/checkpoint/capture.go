@@ -30,13 +30,20 @@ var errNotRunning = errors.New("the primary container is not running")
 // storeRetry is how soon a capture waiting for room that captures under way hold looks again.
 const storeRetry = 2 * time.Second
 
-// capture reserves room in the node's store for the most the capture may write (captureBound), freezes the
-// Sandbox's primary if it runs (a paused one stays paused), copies the workspace (or the listed paths) out
-// through the workspace holder into a temporary file, cut off at that bound, thaws, and only then hashes
-// and stores the archive: the Sandbox is frozen for the copy alone, and the archive is streamed, never held
-// in memory.
+// capture takes the Sandbox from Executions' commands (Freezes; it waits while one runs), reserves room in
+// the node's store for the most the capture may write (captureBound), freezes the Sandbox's primary if it
+// runs (a paused one stays paused), copies the workspace (or the listed paths) out through the workspace
+// holder into a temporary file, cut off at that bound, thaws, and only then hashes and stores the archive:
+// the Sandbox is frozen for the copy alone, and the archive is streamed, never held in memory.
 func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
-	if !r.Freezes.Hold(sbx.UID) {
+	switch _, running, ok := r.Freezes.Hold(sbx, ckpt.Name); {
+	case !ok && running != "":
+		// Freezing the primary under a command would run its deadline on while it is frozen, and capture a
+		// workspace in the middle of its writes: the capture waits, woken when the command ends (Freezes).
+		r.wait(ckpt, dsv1alpha1.CheckpointCapturing, dsv1alpha1.ReasonWaitingForRun,
+			"waiting for Execution %s to finish before freezing Sandbox %q", running, sbx.Name)
+		return ctrl.Result{}, nil
+	case !ok:
 		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil // another Checkpoint of this Sandbox is being captured
 	}
 	start := time.Now()

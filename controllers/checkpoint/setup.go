@@ -3,17 +3,22 @@ package checkpoint
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // SetupWithManager wires the reconciler: every Checkpoint (a Checkpoint not yet taken on belongs to no node),
-// and this node's Sandboxes, whose changes move their Checkpoints on. workers captures run at once.
+// and this node's Sandboxes, whose changes move their Checkpoints on, as does a command in one ending
+// (Freezes). workers captures run at once.
 func (r *CheckpointReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Checkpoint{}, dsv1alpha1.FieldCheckpointSandboxName, func(o client.Object) []string {
 		return []string{o.(*dsv1alpha1.Checkpoint).Spec.SandboxName}
@@ -21,10 +26,18 @@ func (r *CheckpointReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	if err != nil {
 		return err
 	}
+	freed := make(chan event.GenericEvent, 64)
+	r.Freezes.Notify(func(key types.NamespacedName) {
+		select {
+		case freed <- event.GenericEvent{Object: &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
+		case <-ctx.Done():
+		}
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("checkpoint").
 		For(&dsv1alpha1.Checkpoint{}).
 		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.checkpointsOf)).
+		WatchesRawSource(source.Channel(freed, handler.EnqueueRequestsFromMapFunc(r.checkpointsOf))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }

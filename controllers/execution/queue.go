@@ -12,6 +12,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/controllers/sandbox"
+	"github.com/dockside-dev/dockside/controllers/status"
 )
 
 // runPlan is what a command about to start needs: the Sandbox's topology as it is Ready now, and the spec read
@@ -22,7 +23,9 @@ type runPlan struct {
 }
 
 // reconcileQueued keeps a waiting Execution Queued, fails it when its Sandbox can never run it, or, when it is
-// first in its Sandbox's queue and the Sandbox is Ready, records it Running and returns what to run where.
+// first in its Sandbox's queue, the Sandbox is Ready and no capture holds it, takes the Sandbox from
+// captures (Freezes), records it Running and returns what to run where. The caller gives the Sandbox back
+// when the command does not start.
 func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (*runPlan, error) {
 	st := &ex.Status
 	st.NodeName = r.Options.Node
@@ -33,12 +36,12 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha
 		settle(ex, dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonSandboxNotReady, fmt.Sprintf("Sandbox %s no longer exists", ex.Spec.SandboxName))
 		return nil, nil
 	}
-	if refuse, wait := admit(ex, sbx); refuse != "" || wait != "" {
-		r.refuseOrWait(ex, refuse, wait)
+	if a := admit(ex, sbx); !a.now() {
+		a.apply(ex)
 		return nil, nil
 	}
 	if first, err := r.ahead(ctx, ex, sbx); err != nil || first != "" {
-		queued(ex, fmt.Sprintf("waiting for Execution %s to finish first", first))
+		queued(ex, dsv1alpha1.ReasonQueued, fmt.Sprintf("waiting for Execution %s to finish first", first))
 		return nil, err
 	}
 	// The cache may lag behind the Sandbox: start only in one that is Ready now, in the topology it is
@@ -47,9 +50,13 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sbx), live); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if refuse, wait := admit(ex, live); live.UID != sbx.UID || refuse != "" || wait != "" {
-		queued(ex, "waiting for the Sandbox's latest state")
+	switch a := admit(ex, live); {
+	case live.UID != sbx.UID || a.refuse != "":
+		queued(ex, dsv1alpha1.ReasonQueued, "waiting for the Sandbox's latest state")
 		return nil, nil // the Sandbox's watch event brings the next pass
+	case !a.now():
+		a.apply(ex)
+		return nil, nil
 	}
 	// The cache holds the Execution without its command, stdin and env (CacheTransform): the run takes them
 	// from the API server, read before the status says Running so that a failed read starts nothing.
@@ -57,42 +64,75 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha
 	if err != nil || full == nil {
 		return nil, err
 	}
+	// Last, the Sandbox is taken from captures: from here until the run has written its outcome no capture
+	// can freeze the primary, so Docker never finds it paused by one (docs/architecture.md, "Executions").
+	// A capture holding it now wakes this Execution when it lets go.
+	if capturing, running, ok := r.Freezes.StartRun(live, ex.Name); !ok {
+		if capturing != "" {
+			queued(ex, dsv1alpha1.ReasonSandboxFrozen, fmt.Sprintf("waiting while Checkpoint %s captures the workspace of Sandbox %s", capturing, live.Name))
+		} else {
+			queued(ex, dsv1alpha1.ReasonQueued, fmt.Sprintf("waiting for Execution %s to finish first", running))
+		}
+		return nil, nil
+	}
 	now := metav1.NowMicro()
 	st.Phase, st.StartTime, st.TopologyGeneration = dsv1alpha1.ExecutionRunning, &now, live.Status.TopologyGeneration
 	setExecutionConditions(ex, dsv1alpha1.ReasonRunning, "the command is running")
 	return &runPlan{target: sandbox.NamesOf(live), spec: full.Spec}, nil
 }
 
-// admit says whether the Sandbox can run the Execution: refuse says why it never will, wait what it is still
-// doing while it may later; both are empty when it can now.
-func admit(ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (refuse, wait string) {
-	ready := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionReady)
-	stalled := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionStalled)
-	switch owner := sandboxOwner(ex); {
-	case owner != "" && owner != sbx.UID:
-		return fmt.Sprintf("the Sandbox %s it was created for was deleted", sbx.Name), ""
-	case !sbx.DeletionTimestamp.IsZero():
-		return fmt.Sprintf("Sandbox %s is being deleted", sbx.Name), ""
-	case len(sbx.Spec.Command) > 0:
-		return fmt.Sprintf("Sandbox %s is a run (it has a command); Executions run only in session Sandboxes", sbx.Name), ""
-	case sbx.Status.ObservedGeneration != sbx.Generation:
-		return "", "its agent has not yet acted on its latest spec"
-	case stalled != nil && stalled.Status == metav1.ConditionTrue:
-		return fmt.Sprintf("Sandbox %s cannot run commands: %s", sbx.Name, stalled.Message), ""
-	case ready != nil && ready.Status == metav1.ConditionTrue && sbx.Status.Phase == dsv1alpha1.SandboxRunning:
-		return "", ""
-	case ready != nil:
-		return "", fmt.Sprintf("it is %s: %s", sbx.Status.Phase, ready.Message)
-	}
-	return "", "it has not started yet"
-}
+// admission is whether a Sandbox can run an Execution now: refuse says why it never will, wait why not yet
+// (reason is then Queued or SandboxPaused); all are empty when it can.
+type admission struct{ refuse, reason, wait string }
 
-func (r *ExecutionReconciler) refuseOrWait(ex *dsv1alpha1.Execution, refuse, wait string) {
-	if refuse != "" {
-		settle(ex, dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonSandboxNotReady, refuse+"; the command did not run")
+func (a admission) now() bool { return a.refuse == "" && a.wait == "" }
+
+// apply fails the Execution that is refused, or keeps it Queued saying why.
+func (a admission) apply(ex *dsv1alpha1.Execution) {
+	if a.refuse != "" {
+		settle(ex, dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonSandboxNotReady, a.refuse+"; the command did not run")
 		return
 	}
-	queued(ex, fmt.Sprintf("waiting for Sandbox %s to be Ready: %s", ex.Spec.SandboxName, wait))
+	queued(ex, a.reason, a.wait)
+}
+
+// admit says whether the Sandbox can run the Execution. A paused Sandbox (spec.lifecycle: Paused, or still
+// reported paused) makes it wait until the Sandbox is resumed; a capture's freeze is not seen here but in
+// Freezes, as it is no state of the Sandbox.
+func admit(ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) admission {
+	ready := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionReady)
+	stalled := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionStalled)
+	notReady := func(why string) admission {
+		return admission{reason: dsv1alpha1.ReasonQueued, wait: fmt.Sprintf("waiting for Sandbox %s to be Ready: %s", sbx.Name, why)}
+	}
+	pausedWait := admission{reason: dsv1alpha1.ReasonSandboxPaused, wait: fmt.Sprintf("waiting for Sandbox %s to be resumed (spec.lifecycle: Running)", sbx.Name)}
+	switch owner := sandboxOwner(ex); {
+	case owner != "" && owner != sbx.UID:
+		return admission{refuse: fmt.Sprintf("the Sandbox %s it was created for was deleted", sbx.Name)}
+	case !sbx.DeletionTimestamp.IsZero():
+		return admission{refuse: fmt.Sprintf("Sandbox %s is being deleted", sbx.Name)}
+	case len(sbx.Spec.Command) > 0:
+		return admission{refuse: fmt.Sprintf("Sandbox %s is a run (it has a command); Executions run only in session Sandboxes", sbx.Name)}
+	case sbx.Status.ObservedGeneration != sbx.Generation && sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused:
+		return pausedWait
+	case sbx.Status.ObservedGeneration != sbx.Generation:
+		return notReady("its agent has not yet acted on its latest spec")
+	case stalled != nil && stalled.Status == metav1.ConditionTrue:
+		return admission{refuse: fmt.Sprintf("Sandbox %s cannot run commands: %s", sbx.Name, stalled.Message)}
+	case paused(sbx):
+		return pausedWait
+	case ready != nil && ready.Status == metav1.ConditionTrue && sbx.Status.Phase == dsv1alpha1.SandboxRunning:
+		return admission{}
+	case ready != nil:
+		return notReady(fmt.Sprintf("it is %s: %s", sbx.Status.Phase, ready.Message))
+	}
+	return notReady("it has not started yet")
+}
+
+// paused tells whether the Sandbox is, or is to be, frozen by its spec.
+func paused(sbx *dsv1alpha1.Sandbox) bool {
+	return sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused || sbx.Status.Phase == dsv1alpha1.SandboxPaused ||
+		status.IsTrue(sbx, dsv1alpha1.ConditionPaused)
 }
 
 // ahead names the Execution this one waits for: one running in the Sandbox, or the first one queued before

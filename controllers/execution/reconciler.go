@@ -41,10 +41,12 @@ type ExecutionReconciler struct {
 	Recorder  events.EventRecorder
 	Runs      *Runs             // this agent's runs; the Sandbox reconciler reads them as its Commands
 	Verdicts  *sandbox.Verdicts // poisonings handed to the Sandbox reconciler, the one writer of Sandbox status
+	Freezes   *sandbox.Freezes  // the lock between captures and commands, shared with the Checkpoint reconciler; required
 	Options   ExecutionOptions
 
 	base     context.Context         // commands run until the agent stops (set by SetupWithManager)
 	ended    chan event.GenericEvent // Executions whose run has ended
+	freed    chan event.GenericEvent // Sandboxes a capture or a command has let go of
 	arrivals sync.Map                // Execution UID -> metav1.MicroTime the watch delivered it, until stamped
 }
 
@@ -91,11 +93,13 @@ func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	var start *runPlan
 	pass := status.Begin(r.Client, ex)
 	defer func() {
-		if !r.endPass(ctx, pass, ex, &result, &reterr) {
-			return
-		}
-		if start != nil && reterr == nil {
+		stands := r.endPass(ctx, pass, ex, &result, &reterr)
+		switch {
+		case start == nil:
+		case stands && reterr == nil:
 			r.launch(ex, *start) // only once the status saying Running stands
+		default:
+			r.Freezes.EndRun(start.target.UID) // the command will not start: captures may have the Sandbox
 		}
 	}()
 

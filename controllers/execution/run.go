@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/controllers/sandbox"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
@@ -19,7 +20,8 @@ const recordTimeout = 30 * time.Second
 
 // launch runs the command of an Execution recorded Running, in the background: the pass that started it
 // ends at once. The run lasts until the command ends, its deadline passes, the Execution is deleted or the
-// agent stops, and then records its own outcome.
+// agent stops, and then records its own outcome and gives the Sandbox back to captures (Freezes). A command
+// Docker refused to start because the Sandbox was paused meanwhile is queued again (requeue).
 func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 	t := p.target
 	key := client.ObjectKeyFromObject(ex)
@@ -28,13 +30,22 @@ func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 	log := ctrl.Log.WithName("execution").WithValues("execution", key, "sandbox", t.Sandbox.Name)
 	go func() {
 		defer r.notifyEnded(ex) // after end: the passes it brings see the Sandbox free
+		defer r.Freezes.EndRun(t.UID)
 		defer r.Runs.end(key)
 		defer cancel()
 		log.V(1).Info("Running the command")
 		res, err := r.Driver.Exec(ctx, t.Primary(), r.request(p.spec))
-		v := judge(ex, res, err, r.base.Err() != nil)
 		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer done()
+		if refused(res, err) && ctx.Err() == nil {
+			if reason, ok := r.stillPaused(rctx, t); ok {
+				if err := r.requeue(rctx, ex, reason); err != nil {
+					log.Error(err, "Queueing again an Execution whose command Docker refused to start")
+				}
+				return
+			}
+		}
+		v := judge(ex, res, err, r.base.Err() != nil)
 		if v.poison != "" {
 			if v.stop {
 				if err := r.Driver.StopContainer(rctx, t.Primary(), 0); err != nil {
@@ -137,6 +148,43 @@ func judge(ex *dsv1alpha1.Execution, res dd.ExecResult, err error, agentStopping
 		v.poison = dsv1alpha1.ReasonLeftoverProcesses
 	}
 	return v
+}
+
+// refused tells whether Docker refused to start the command for the container's state (paused, not
+// running) before anything ran: a conflict that comes with no outcome (dd.ExecResult.Reason).
+func refused(res dd.ExecResult, err error) bool {
+	return dd.IsConflict(err) && res.Reason == ""
+}
+
+// stillPaused looks at a primary whose exec Docker refused: paused (spec.lifecycle turned Paused as the
+// command was about to start) or running again (resumed since), the command may run later, and it says
+// with which reason the Execution waits. Anything else (stopped, gone) is for judge.
+func (r *ExecutionReconciler) stillPaused(ctx context.Context, t sandbox.Names) (string, bool) {
+	c, err := r.Driver.ObserveContainer(ctx, t.Primary())
+	switch {
+	case err != nil:
+		return "", false
+	case c.State == dd.StatePaused:
+		return dsv1alpha1.ReasonSandboxPaused, true
+	case c.State == dd.StateRunning:
+		return dsv1alpha1.ReasonQueued, true
+	}
+	return "", false
+}
+
+// requeue records a launched Execution Queued again: its command never started, so it takes its turn
+// again, first in its Sandbox's queue, when the Sandbox is Ready and running.
+func (r *ExecutionReconciler) requeue(ctx context.Context, launched *dsv1alpha1.Execution, reason string) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		ex := &dsv1alpha1.Execution{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(launched), ex); err != nil || ex.UID != launched.UID {
+			return client.IgnoreNotFound(err)
+		}
+		before := ex.DeepCopy()
+		ex.Status.StartTime, ex.Status.TopologyGeneration = nil, 0
+		queued(ex, reason, fmt.Sprintf("Docker refused to start the command because the container of Sandbox %s was paused at that moment; the command did not run and takes its turn again", ex.Spec.SandboxName))
+		return client.IgnoreNotFound(r.Status().Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+	})
 }
 
 // record writes a run's outcome and output onto the Execution, unless it is gone (deleted, cancelled) or

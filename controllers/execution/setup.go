@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -29,11 +31,13 @@ type ExecutionWatches struct {
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // SetupWithManager wires the reconciler: Executions (with when each arrived, and their Sandbox's queue moving
-// on when one ends or goes) and this node's Sandboxes (whose queues move when they turn Ready or go), and the
-// untakenReconciler beside it. Commands run under ctx; when the manager stops, it waits for the runs to record
+// on when one ends or goes), this node's Sandboxes (whose queues move when they turn Ready or go, or when a
+// capture lets go of them: Freezes), and the untakenReconciler beside it. Commands run under ctx; when the
+// manager stops, it waits for the runs to record
 // their outcome.
 func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, w ExecutionWatches) error {
-	r.base, r.ended = ctx, make(chan event.GenericEvent, 64)
+	r.base, r.ended, r.freed = ctx, make(chan event.GenericEvent, 64), make(chan event.GenericEvent, 64)
+	r.Freezes.Notify(r.notifyFreed)
 	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Execution{}, dsv1alpha1.FieldExecutionSandboxName, func(o client.Object) []string {
 		return []string{o.(*dsv1alpha1.Execution).Spec.SandboxName}
 	})
@@ -55,6 +59,7 @@ func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		Watches(&dsv1alpha1.Execution{}, r.executionEvents()).
 		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.queueOf)).
 		WatchesRawSource(source.Channel(r.ended, r.executionEvents())).
+		WatchesRawSource(source.Channel(r.freed, handler.EnqueueRequestsFromMapFunc(r.queueOf))).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: w.Workers,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](w.MinBackoff, w.MaxBackoff),
@@ -110,6 +115,16 @@ func (r *ExecutionReconciler) executionEvents() handler.Funcs {
 			enqueue(q, ex)
 			r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
 		},
+	}
+}
+
+// notifyFreed brings passes over the queue of a Sandbox that a capture or a command has let go of: its
+// Executions waiting SandboxFrozen may start now, and no change of the Sandbox would bring them.
+func (r *ExecutionReconciler) notifyFreed(key types.NamespacedName) {
+	sbx := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	select {
+	case r.freed <- event.GenericEvent{Object: sbx}:
+	case <-r.base.Done():
 	}
 }
 

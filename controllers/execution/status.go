@@ -21,10 +21,11 @@ const (
 // maxMessage bounds status.message (mirrors its MaxLength marker).
 const maxMessage = 1024
 
-// queued keeps the Execution waiting, saying for what.
-func queued(ex *dsv1alpha1.Execution, message string) {
+// queued keeps the Execution waiting, saying for what: reason is Queued, or SandboxFrozen or SandboxPaused
+// when the Sandbox is frozen by a capture or by its spec.
+func queued(ex *dsv1alpha1.Execution, reason, message string) {
 	ex.Status.Phase = dsv1alpha1.ExecutionQueued
-	setExecutionConditions(ex, dsv1alpha1.ReasonQueued, message)
+	setExecutionConditions(ex, reason, message)
 }
 
 // settle ends the Execution with a phase and a reason, and records when.

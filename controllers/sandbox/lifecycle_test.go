@@ -87,7 +87,7 @@ func TestEnsureLifecycle(t *testing.T) {
 			docker: func(h *harness, s *scope) {
 				running(h, s)
 				h.noErr(h.docker.PauseContainer(h.ctx, s.primaryName()))
-				h.r.Freezes.Hold(s.sbx.UID)
+				h.r.Freezes.Hold(s.sbx, "c")
 			},
 			check: func(g Gomega, h *harness, s *scope) {
 				g.Expect(h.view.calls()).To(BeEmpty())
@@ -131,7 +131,7 @@ func TestReconcileKeepsAPausedSandboxPausedDuringACapture(t *testing.T) {
 	g.Expect(h.client.Update(h.ctx, sbx)).To(Succeed())
 	paused := h.passUntil(g, sbx, 2, func(sbx *dsv1alpha1.Sandbox) bool { return sbx.Status.Phase == dsv1alpha1.SandboxPaused })
 
-	h.r.Freezes.Hold(paused.UID)
+	h.r.Freezes.Hold(paused, "c")
 	_, err := h.pass(sbx)
 	g.Expect(err).NotTo(HaveOccurred())
 	got := h.get(sbx)
