@@ -64,6 +64,31 @@ func (a *agentProcess) stop() {
 	}
 }
 
+// kill ends the agent as a crash would (SIGKILL): it cannot release its Lease.
+func (a *agentProcess) kill() {
+	_ = a.cmd.Process.Kill()
+	<-a.done
+}
+
+// restart starts the agent again after kill, with the same flags and its output appended to the same log, as
+// a process supervisor would.
+func (a *agentProcess) restart() error {
+	logFile, err := os.OpenFile(a.log, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(a.cmd.Path, a.cmd.Args[1:]...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("restarting the agent: %w", err)
+	}
+	done := make(chan error, 1)
+	a.cmd, a.done = cmd, done
+	go func() { done <- cmd.Wait(); logFile.Close() }()
+	return nil
+}
+
 func (a *agentProcess) printLogOnFailure() {
 	if CurrentSpecReport().Failed() {
 		if data, err := os.ReadFile(a.log); err == nil {
