@@ -42,8 +42,12 @@ func (d *Docker) followEvents(ctx context.Context, out chan<- Event) {
 			Since:   fmt.Sprintf("%d.%09d", since.Unix(), since.Nanosecond()),
 			Filters: d.eventFilter(),
 		})
-		if resumed && !send(ctx, out, Event{Type: EventResync, Time: subscribed}) {
-			return
+		if resumed {
+			// The line an operator looks for after a daemon restart: the agent is following Docker again.
+			d.log.Info("Docker event stream resubscribed; looking everything over for what was missed", "node", d.node)
+			if !send(ctx, out, Event{Type: EventResync, Time: subscribed}) {
+				return
+			}
 		}
 		if !forwardEvents(ctx, msgs, errs, out) {
 			return
