@@ -251,9 +251,10 @@ func (d *ownDaemon) loadImages(images ...string) error {
 	return nil
 }
 
-// remove stops the daemon and removes everything it had: mounts left under its dirs, then the dirs. On a
-// failed spec it prints the daemon's log first.
+// remove stops the daemon and removes everything it had: its containers and networks, mounts left under its
+// dirs, then the dirs. On a failed spec it prints the daemon's log first.
 func (d *ownDaemon) remove() {
+	d.clear()
 	d.stop()
 	if CurrentSpecReport().Failed() {
 		if data, err := os.ReadFile(d.path("dockerd.log")); err == nil {
@@ -261,6 +262,18 @@ func (d *ownDaemon) remove() {
 		}
 	}
 	Expect(removeDaemonDir(d.dir)).To(Succeed())
+}
+
+// clear removes every container and network the daemon holds, whoever made them: a network's bridge device
+// lives in the host's namespace and outlives the data-root unless Docker removes the network itself.
+func (d *ownDaemon) clear() {
+	if d.cmd == nil {
+		return
+	}
+	if ids, err := d.docker("container", "ls", "-aq"); err == nil && ids != "" {
+		_, _ = d.docker(append([]string{"container", "rm", "-f"}, strings.Fields(ids)...)...)
+	}
+	_, _ = d.docker("network", "prune", "-f")
 }
 
 // reapLeftoverDaemons stops and removes the own daemons of runs that are gone (their owner process is dead),
@@ -280,12 +293,13 @@ func reapLeftoverDaemons() {
 		GinkgoWriter.Printf("removing the own Docker daemon left by a dead run in %s\n", dir)
 		stopVerifiedPid(filepath.Join(dir, "dockerd.pid"), dir)
 		// Containers of a daemon that was killed run on in their shims; a daemon started once more on the
-		// dirs stops them (no live-restore), and stopping it then leaves nothing running.
+		// dirs stops them (no live-restore) and removes them and their networks' bridges.
 		if driver, err := os.ReadFile(filepath.Join(dir, "driver")); err == nil {
 			d := &ownDaemon{name: strings.TrimPrefix(filepath.Base(dir), ownDaemonPrefix), dir: dir, driver: string(driver)}
 			if err := d.launch(); err != nil {
 				GinkgoWriter.Printf("the leftover daemon in %s did not start again: %v\n", dir, err)
 			}
+			d.clear()
 			d.stop()
 		}
 		stopVerifiedPid(filepath.Join(dir, "exec/containerd/containerd.pid"), dir)
