@@ -52,10 +52,11 @@ type harness struct {
 	client client.Client
 	events *events.FakeRecorder
 
-	apiFault func(op string, obj client.Object) error // an API error to inject, by operation; nil: none
-	pulled   chan struct{}                            // signalled when a pull has ended and its waiters are woken
-	poisons  chan types.NamespacedName                // signalled when a verdict is handed over
-	egress   gateways                                 // where the egress proxy is served
+	apiFault func(op string, obj client.Object) error          // an API error to inject, by operation; nil: none
+	pulled   chan struct{}                                     // signalled when a pull has ended and its waiters are woken
+	poisons  chan types.NamespacedName                         // signalled when a verdict is handed over
+	requeues chan event.TypedGenericEvent[*dsv1alpha1.Sandbox] // the passes wakeups asked for
+	egress   gateways                                          // where the egress proxy is served
 }
 
 // gateways records where the reconciler serves the egress proxy.
@@ -109,7 +110,7 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	h.client = clientfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxService{}, &dsv1alpha1.Checkpoint{}, &dsv1alpha1.Execution{}).
 		WithInterceptorFuncs(h.interceptor()).Build()
-	requeues := make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 100)
+	h.requeues = make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 100)
 	h.r = &SandboxReconciler{
 		Client: h.client, APIReader: h.client, Unbound: h.client, Driver: h.view, Recorder: h.events,
 		Options: SandboxOptions{
@@ -120,7 +121,7 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 		Freezes:  &Freezes{},
 		Verdicts: NewVerdicts(func(key types.NamespacedName) { h.poisons <- key }),
 		Images:   imagepuller.New(h.ctx, h.view, h.wokenByPull),
-		Wake:     NewWakeups(h.ctx, requeues),
+		Wake:     NewWakeups(h.ctx, h.requeues),
 	}
 	return h
 }
@@ -529,6 +530,9 @@ type stepCase struct {
 	message string // a part of the outcome's message, when it matters
 	events  []string
 	check   func(g Gomega, h *harness, s *scope)
+	// checked runs the step a first time and lets the readiness checks it asked for complete: the pass
+	// under test is the one their wake brings. Events and calls cover both runs.
+	checked bool
 }
 
 // building is the outcome a pass starts with.
@@ -555,6 +559,14 @@ func runStepCases(t *testing.T, under stepFn, cases []stepCase, prior ...stepFn)
 			h.recorded()
 			h.view.clear()
 			stop, err := under(h.r, h.ctx, s)
+			if tc.checked {
+				h.checksDone()
+				s = h.scope(s.sbx)
+				for _, step := range prior {
+					h.continues(step(h.r, h.ctx, s))
+				}
+				stop, err = under(h.r, h.ctx, s)
+			}
 			g.Expect(stop).To(Equal(tc.stop), "stop")
 			if tc.err {
 				g.Expect(err).To(HaveOccurred())

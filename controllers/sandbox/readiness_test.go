@@ -22,16 +22,19 @@ func readyServiceHarness(t *testing.T) (*harness, *dsv1alpha1.Sandbox, string) {
 }
 
 // checkAgain runs the service step of one pass over sbx once its next check is due, as if its period had
-// passed, and returns the pass's scope.
+// passed, lets the check it asks for complete, and runs the step of the pass that the check's wake brings,
+// whose scope it returns.
 func (h *harness) checkAgain(sbx *dsv1alpha1.Sandbox) (*scope, bool) {
 	h.t.Helper()
 	h.r.probes.mu.Lock()
-	for _, checks := range h.r.probes.state {
-		for _, st := range checks {
-			st.next = time.Time{}
+	for _, checks := range h.r.probes.checks {
+		for _, c := range checks {
+			c.next = time.Time{}
 		}
 	}
 	h.r.probes.mu.Unlock()
+	h.continues(h.r.ensureServices(h.ctx, h.scope(sbx)))
+	h.checksDone()
 	s := h.scope(sbx)
 	stop, err := h.r.ensureServices(h.ctx, s)
 	h.noErr(err)

@@ -42,6 +42,10 @@ type SandboxOptions struct {
 	SpecRetry  time.Duration // how soon a Sandbox waiting for something unwatched (image, Secret) looks again
 	StopGrace  time.Duration // grace given to containers stopped because their topology ended
 	ProbeLimit int           // bytes kept of a readiness check's output (only its exit code matters)
+
+	// ProbeConcurrency is the most readiness checks run at once on the node, off the reconcile workers;
+	// 0 means 8. Checks beyond it wait for their turn.
+	ProbeConcurrency int
 }
 
 // SandboxReconciler converges Sandboxes onto Docker. Client reads Sandboxes bound to this node from the
@@ -70,7 +74,7 @@ type SandboxReconciler struct {
 
 	admission sync.Mutex              // one bind or admission at a time, so that concurrent passes never overfill the node
 	recent    map[types.UID]time.Time // binds and admissions the cache may not show yet; guarded by admission
-	probes    probeTracker            // consecutive readiness failures of ready services
+	probes    prober                  // readiness checks running off the workers, and their results
 }
 
 // +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes,verbs=get;list;watch;update;patch;delete

@@ -92,6 +92,7 @@ func TestEnsureServices(t *testing.T) {
 		},
 		{
 			name:    "the next service waits while one has not passed readiness",
+			checked: true,
 			sbx:     topology("checked", "db"),
 			objects: []client.Object{newService("checked", withReadiness(3)), newService("db")},
 			docker:  network,
@@ -108,6 +109,7 @@ func TestEnsureServices(t *testing.T) {
 		},
 		{
 			name:    "a service that passes readiness is Ready and the next one starts",
+			checked: true,
 			sbx:     topology("checked", "db"),
 			objects: []client.Object{newService("checked", withReadiness(3)), newService("db")},
 			docker:  network,
@@ -119,6 +121,7 @@ func TestEnsureServices(t *testing.T) {
 		},
 		{
 			name:    "a service that did not pass readiness within its checks poisons the topology",
+			checked: true,
 			sbx:     topology("checked"),
 			objects: []client.Object{newService("checked", withReadiness(3))},
 			docker: func(h *harness, s *scope) {
@@ -136,6 +139,7 @@ func TestEnsureServices(t *testing.T) {
 		},
 		{
 			name:    "a starting service's check that outlasts its timeout is one failed check; the service runs on",
+			checked: true,
 			sbx:     topology("checked"),
 			objects: []client.Object{newService("checked", withReadiness(3))},
 			docker:  network,
@@ -152,6 +156,7 @@ func TestEnsureServices(t *testing.T) {
 		},
 		{
 			name:    "a starting service whose checks time out until its time is up poisons, saying they timed out",
+			checked: true,
 			sbx:     topology("checked"),
 			objects: []client.Object{newService("checked", withReadiness(3))},
 			docker: func(h *harness, s *scope) {
@@ -243,6 +248,7 @@ func TestEnsureServices(t *testing.T) {
 		},
 		{
 			name:    "a ready service is checked every period; a failure under the threshold is only counted",
+			checked: true,
 			sbx:     serviceAt(topology("checked"), 0, dsv1alpha1.ServiceReady, ""),
 			objects: []client.Object{newService("checked", withReadiness(3))},
 			docker:  func(h *harness, s *scope) { h.start(h.serviceSpec(s, checked)) },
@@ -255,6 +261,7 @@ func TestEnsureServices(t *testing.T) {
 		},
 		{
 			name:    "a ready service failing failureThreshold checks in a row poisons: ServiceUnhealthy",
+			checked: true,
 			sbx:     serviceAt(topology("checked"), 0, dsv1alpha1.ServiceReady, ""),
 			objects: []client.Object{newService("checked", withReadiness(1))},
 			docker:  func(h *harness, s *scope) { h.start(h.serviceSpec(s, checked)) },

@@ -257,6 +257,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			Node: opts.Node, Capacity: opts.Capacity, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
 			AllowRoot: opts.AllowRoot, Storage: storage, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
+			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once
 		},
 		Subnets: topologySubnets, Egress: egressGateways(gateways),
 		Archives: store, Freezes: freezes, Commands: runs, Verdicts: verdicts,
@@ -270,7 +271,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	executions := &execution.ExecutionReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: runs, Verdicts: verdicts,
 		Freezes: freezes, Recorder: mgr.GetEventRecorder("dockside-agent"),
-		Options:  execution.ExecutionOptions{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
+		Options: execution.ExecutionOptions{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
 	}
 	if err := executions.SetupWithManager(ctx, mgr, execution.ExecutionWatches{
 		Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,

@@ -1,0 +1,177 @@
+package sandbox
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/dockerdriver/fake"
+)
+
+// checksDone waits until no readiness check is outstanding: each has stored its result for a pass to take.
+func (h *harness) checksDone() {
+	h.t.Helper()
+	NewWithT(h.t).Eventually(func() int {
+		h.r.probes.mu.Lock()
+		defer h.r.probes.mu.Unlock()
+		n := 0
+		for _, checks := range h.r.probes.checks {
+			for _, c := range checks {
+				if c.cancel != nil {
+					n++
+				}
+			}
+		}
+		return n
+	}, 10*time.Second, 5*time.Millisecond).Should(BeZero(), "readiness checks still outstanding")
+}
+
+// woken waits for the pass a wakeup asks for over sbx.
+func (h *harness) woken(sbx *dsv1alpha1.Sandbox) {
+	h.t.Helper()
+	select {
+	case ev := <-h.requeues:
+		NewWithT(h.t).Expect(client.ObjectKeyFromObject(ev.Object)).To(Equal(client.ObjectKeyFromObject(sbx)))
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("no wakeup came")
+	}
+}
+
+// checksBlock makes every readiness check run until release is closed (or its timeout ends it).
+func checksBlock(h *harness, release <-chan struct{}) {
+	h.docker.SetExecHandler(func(ctx context.Context, _ string, _ dd.ExecRequest) fake.ExecOutput {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return fake.ExecOutput{}
+	})
+}
+
+// TestReconcileDoesNotWaitForAReadinessCheck: a pass over a Sandbox whose service's check blocks returns at
+// once, holding no worker while the check runs; the check's completion wakes the Sandbox, and the pass that
+// wake brings finds the service ready and starts the primary.
+func TestReconcileDoesNotWaitForAReadinessCheck(t *testing.T) {
+	g := NewWithT(t)
+	slow := newService("slow", func(svc *dsv1alpha1.SandboxService) {
+		svc.Spec.Readiness = &dsv1alpha1.Readiness{Command: []string{"check"}, PeriodSeconds: 60, TimeoutSeconds: 30, FailureThreshold: 3}
+	})
+	sbx := newSandbox("s", withServices("slow"))
+	h := newHarness(t, sbx.DeepCopy(), slow)
+	release := make(chan struct{})
+	checksBlock(h, release)
+
+	for range 3 { // the topology; the workspace and the network; then the service and its check
+		start := time.Now()
+		_, err := h.pass(sbx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second), "the pass waited for the check")
+	}
+	got := h.get(sbx)
+	g.Expect(got.Status.Services).To(HaveLen(1))
+	g.Expect(got.Status.Services[0].State).To(Equal(dsv1alpha1.ServiceStarting))
+	g.Expect(got.Status.Conditions).To(ContainElement(HaveField("Reason", dsv1alpha1.ReasonWaitingForServices)))
+	g.Expect(h.docker.Calls(fake.OpExec)).To(Equal(1), "one check outstanding")
+
+	_, err := h.pass(sbx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.docker.Calls(fake.OpExec)).To(Equal(1), "a pass while the check runs starts no other")
+	g.Expect(h.requeues).To(BeEmpty(), "nothing wakes the Sandbox before the check completes")
+
+	close(release)
+	h.woken(sbx)
+	_, err = h.pass(sbx)
+	g.Expect(err).NotTo(HaveOccurred())
+	got = h.get(sbx)
+	g.Expect(got.Status.Services[0].State).To(Equal(dsv1alpha1.ServiceReady))
+	g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StateRunning))
+	g.Expect(isReady(got)).To(BeTrue())
+}
+
+// TestCompletedCheckIsCountedOnce: a failed check of a ready service counts once, however many passes come
+// before the next one is due.
+func TestCompletedCheckIsCountedOnce(t *testing.T) {
+	g := NewWithT(t)
+	h, sbx, _ := readyServiceHarness(t)
+	checksExit(1)(h)
+
+	s, _ := h.checkAgain(sbx)
+	g.Expect(s.sbx.Status.Services[0].Message).To(ContainSubstring("1 of 3 failures in a row"))
+	for range 3 {
+		s := h.scope(sbx)
+		h.continues(h.r.ensureServices(h.ctx, s))
+		g.Expect(s.recheck).To(BeNumerically("~", 2*time.Second, time.Second), "a pass before the next check is due asks for one then")
+	}
+	h.checksDone()
+	g.Expect(h.docker.Calls(fake.OpExec)).To(Equal(1))
+	g.Expect(sbx.Status.Services[0].Message).To(ContainSubstring("1 of 3 failures in a row"))
+}
+
+// TestProberBoundsChecks: no more than the limit of checks run at once, one per container at most; the rest
+// wait for a slot, and each completion wakes its Sandbox.
+func TestProberBoundsChecks(t *testing.T) {
+	g := NewWithT(t)
+	var p prober
+	var running, most atomic.Int32
+	release := make(chan struct{})
+	run := func(context.Context) probeResult {
+		n := running.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+		running.Add(-1)
+		return probeResult{failure: "exited with code 1"}
+	}
+	var wakes sync.WaitGroup
+	owners := []types.NamespacedName{{Namespace: "a", Name: "1"}, {Namespace: "a", Name: "2"}, {Namespace: "b", Name: "1"}, {Namespace: "b", Name: "2"}, {Namespace: "c", Name: "1"}}
+	for _, o := range owners {
+		wakes.Add(1)
+		for range 2 { // a second request for the same container while its check is outstanding starts none
+			p.request(t.Context(), o, "svc", 2, run, wakes.Done)
+		}
+	}
+	g.Eventually(running.Load).Should(Equal(int32(2)))
+	g.Consistently(running.Load, 200*time.Millisecond).Should(Equal(int32(2)))
+	close(release)
+	wakes.Wait()
+	g.Expect(most.Load()).To(Equal(int32(2)))
+	for _, o := range owners {
+		res, failures, ok := p.take(o, "svc", time.Minute)
+		g.Expect(ok).To(BeTrue())
+		g.Expect(res.failure).To(Equal("exited with code 1"))
+		g.Expect(failures).To(Equal(1))
+		_, _, ok = p.take(o, "svc", time.Minute)
+		g.Expect(ok).To(BeFalse(), "a result is taken once")
+	}
+}
+
+// TestProberForgetDropsOutstandingChecks: forgetting a Sandbox (deleted, rolled) cancels its running check,
+// whose result is dropped without a wake, so that no later pass reads it.
+func TestProberForgetDropsOutstandingChecks(t *testing.T) {
+	g := NewWithT(t)
+	var p prober
+	owner := types.NamespacedName{Namespace: "a", Name: "1"}
+	started, ended := make(chan struct{}), make(chan struct{})
+	var woken atomic.Bool
+	run := func(ctx context.Context) probeResult {
+		close(started)
+		<-ctx.Done()
+		defer close(ended)
+		return probeResult{failure: "timed out after 30s"}
+	}
+	p.request(t.Context(), owner, "svc", 1, run, func() { woken.Store(true) })
+	<-started
+	p.forget(owner)
+	<-ended
+	g.Consistently(woken.Load, 100*time.Millisecond).Should(BeFalse())
+	_, _, ok := p.take(owner, "svc", time.Minute)
+	g.Expect(ok).To(BeFalse())
+}
