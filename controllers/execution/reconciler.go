@@ -105,9 +105,10 @@ func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 
 	switch {
 	case finished(ex):
+		r.Runs.forget(ex.UID) // an outcome kept is written
 		return r.expire(ctx, ex)
 	case ex.Status.Phase == dsv1alpha1.ExecutionRunning:
-		return ctrl.Result{}, r.endLost(ctx, ex)
+		return ctrl.Result{}, r.endRunning(ctx, ex)
 	default:
 		start, err = r.reconcileQueued(ctx, ex, sbx)
 		return ctrl.Result{}, err

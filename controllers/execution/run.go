@@ -56,8 +56,10 @@ func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 				log.Error(err, "Marking the Sandbox TopologyPoisoned")
 			}
 		}
-		if err := r.record(rctx, ex, v, res); err != nil {
-			log.Error(err, "Recording the outcome")
+		if o := newOutcome(v, res); r.record(rctx, ex, o) != nil {
+			// Before the run ends: the pass its end brings must find the outcome, not a lost run.
+			log.Info("Recording the outcome failed; it is kept for the next pass to write")
+			r.Runs.keep(key, ex.UID, o)
 		}
 		log.V(1).Info("Finished", "reason", v.reason)
 	}()
@@ -184,26 +186,5 @@ func (r *ExecutionReconciler) requeue(ctx context.Context, launched *dsv1alpha1.
 		ex.Status.StartTime, ex.Status.TopologyGeneration = nil, 0
 		queued(ex, reason, fmt.Sprintf("Docker refused to start the command because the container of Sandbox %s was paused at that moment; the command did not run and takes its turn again", ex.Spec.SandboxName))
 		return client.IgnoreNotFound(r.Status().Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
-	})
-}
-
-// record writes a run's outcome and output onto the Execution, unless it is gone (deleted, cancelled) or
-// replaced by another of the same name.
-func (r *ExecutionReconciler) record(ctx context.Context, launched *dsv1alpha1.Execution, v verdict, res dd.ExecResult) error {
-	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		ex := &dsv1alpha1.Execution{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(launched), ex); err != nil || ex.UID != launched.UID {
-			return client.IgnoreNotFound(err)
-		}
-		before := ex.DeepCopy()
-		st := &ex.Status
-		st.ExitCode, st.SandboxKilled = v.exitCode, v.poison != ""
-		st.Stdout, st.StdoutTruncatedBytes, st.Stderr, st.StderrTruncatedBytes = keptOutput(res)
-		settle(ex, v.phase, v.reason, v.message)
-		err := r.Status().Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-		if err == nil {
-			r.announce(ex)
-		}
-		return client.IgnoreNotFound(err)
 	})
 }

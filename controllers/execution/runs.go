@@ -9,11 +9,13 @@ import (
 
 // Runs are the commands this agent is running, by Execution. They live only in memory, on purpose:
 // an Execution found Running with no run here was started by an agent that is gone, so its outcome is
-// unknown and it ends as Lost.
+// unknown and it ends as Lost. Unless the run ended here and failed to record its outcome: that outcome is
+// kept (outcomes.go) until a pass writes it.
 type Runs struct {
-	mu     sync.Mutex
-	active map[types.NamespacedName]execRun
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	active   map[types.NamespacedName]execRun
+	outcomes map[types.UID]keptOutcome // by Execution UID
+	wg       sync.WaitGroup
 }
 
 type execRun struct {
@@ -25,7 +27,7 @@ type execRun struct {
 // NewRuns returns an empty set of runs, shared by the Execution reconciler (which starts and cancels
 // them) and the Sandbox reconciler (which asks whether one is under way).
 func NewRuns() *Runs {
-	return &Runs{active: map[types.NamespacedName]execRun{}}
+	return &Runs{active: map[types.NamespacedName]execRun{}, outcomes: map[types.UID]keptOutcome{}}
 }
 
 // Running tells whether a command runs in the Sandbox with this UID. The Sandbox reconciler asks before it
@@ -54,14 +56,15 @@ func (r *Runs) holds(key types.NamespacedName, uid types.UID) bool {
 	return ok && run.uid == uid
 }
 
-// cancel cancels the run of key unless it belongs to the Execution keep ("" cancels any): the Execution was
-// deleted, or replaced by a new one of the same name.
+// cancel cancels the run of key, and drops the outcome kept for it, unless it belongs to the Execution keep
+// ("" cancels any): the Execution was deleted, or replaced by a new one of the same name.
 func (r *Runs) cancel(key types.NamespacedName, keep types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if run, ok := r.active[key]; ok && run.uid != keep {
 		run.cancel()
 	}
+	r.forgetLocked(key, keep)
 }
 
 // start records a run about to begin; end must follow once its outcome is written.

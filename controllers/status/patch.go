@@ -33,8 +33,10 @@ func (p *Pass[T]) Before() T { return p.before }
 
 // End writes obj's status when it changed, guarded by the resourceVersion the pass started from, and
 // reports whether the pass's status stands (written, or unchanged). The generation counts as observed only
-// after a pass that met no error. A conflict (the pass worked from a stale read) or a vanished object is not
-// an error worth reporting: the pass is run again soon on fresh data. Use it deferred:
+// after a pass that met no error. A transient API error is retried within the pass (RetryTransient); one
+// that persists is returned, so that the pass backs off and decides again. A conflict (the pass worked from
+// a stale read) or a vanished object is not an error worth reporting: the pass is run again soon on fresh
+// data. Use it deferred:
 //
 //	defer func() { pass.End(ctx, obj, &result, &reterr) }()
 func (p *Pass[T]) End(ctx context.Context, obj T, result *ctrl.Result, reterr *error) (stands bool) {
@@ -44,7 +46,9 @@ func (p *Pass[T]) End(ctx context.Context, obj T, result *ctrl.Result, reterr *e
 	if equality.Semantic.DeepEqual(p.before.StatusValue(), obj.StatusValue()) {
 		return true
 	}
-	err := p.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(p.before, client.MergeFromWithOptimisticLock{}))
+	err := RetryTransient(ctx, func() error {
+		return p.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(p.before, client.MergeFromWithOptimisticLock{}))
+	})
 	switch {
 	case err == nil:
 		return true

@@ -69,6 +69,7 @@ func TestPassEnd(t *testing.T) {
 	failed := func(obj *dsv1alpha1.Sandbox) { obj.Status.Phase = dsv1alpha1.SandboxFailed }
 	conflict := apierrors.NewConflict(sandboxes, "s", errors.New("the object has been modified"))
 	unavailable := apierrors.NewServiceUnavailable("etcd is unwell")
+	forbidden := apierrors.NewForbidden(sandboxes, "s", errors.New("not allowed"))
 	for _, tc := range []struct {
 		name      string
 		gen       int64                         // the object's metadata generation (its status observed 2)
@@ -121,12 +122,16 @@ func TestPassEnd(t *testing.T) {
 			writes: 1, requeue: true, phase: dsv1alpha1.SandboxRunning, observed: 2,
 		},
 		{
-			name: "another error is returned", gen: 3, change: failed, fault: unavailable,
-			writes: 1, errs: []error{unavailable}, phase: dsv1alpha1.SandboxRunning, observed: 2,
+			name: "a transient error is retried within the pass", gen: 3, change: failed, fault: unavailable,
+			stands: true, writes: 2, phase: dsv1alpha1.SandboxFailed, observed: 3,
 		},
 		{
-			name: "another error is joined to the pass's own", gen: 3, change: failed, passErr: passErr, fault: unavailable,
-			writes: 1, errs: []error{passErr, unavailable}, phase: dsv1alpha1.SandboxRunning, observed: 2,
+			name: "another error is returned", gen: 3, change: failed, fault: forbidden,
+			writes: 1, errs: []error{forbidden}, phase: dsv1alpha1.SandboxRunning, observed: 2,
+		},
+		{
+			name: "another error is joined to the pass's own", gen: 3, change: failed, passErr: passErr, fault: forbidden,
+			writes: 1, errs: []error{passErr, forbidden}, phase: dsv1alpha1.SandboxRunning, observed: 2,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,13 +3,19 @@
 package controllers_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -142,6 +148,114 @@ var _ = Describe("Faults", func() {
 		Expect(message(sbx, dsv1alpha1.ConditionReady)).NotTo(ContainSubstring("conflict"))
 		a.docker.SetUnavailable(false)
 		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+	})
+})
+
+// endOutage refuses, with 503 as an overloaded or restarting API server would, the next refuse status
+// writes that end an Execution (phase Succeeded or Failed), whichever client of the agent sends them.
+type endOutage struct {
+	mu      sync.Mutex
+	refuse  int
+	refused int
+}
+
+// config is the suite's API server seen through the outage.
+func (o *endOutage) config() *rest.Config {
+	conf := rest.CopyConfig(cfg)
+	conf.Wrap(func(next http.RoundTripper) http.RoundTripper { return outageTransport{o, next} })
+	return conf
+}
+
+func (o *endOutage) take() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.refused >= o.refuse {
+		return false
+	}
+	o.refused++
+	return true
+}
+
+func (o *endOutage) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.refused
+}
+
+type outageTransport struct {
+	outage *endOutage
+	next   http.RoundTripper
+}
+
+const unavailableStatus = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"injected: the server is currently unable to handle the request","reason":"ServiceUnavailable","code":503}`
+
+func (t outageTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPatch || req.Body == nil || !strings.Contains(req.URL.Path, "/executions/") || !strings.HasSuffix(req.URL.Path, "/status") {
+		return t.next.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	ends := bytes.Contains(body, []byte(`"phase":"Succeeded"`)) || bytes.Contains(body, []byte(`"phase":"Failed"`))
+	if !ends || !t.outage.take() {
+		return t.next.RoundTrip(req)
+	}
+	return &http.Response{
+		StatusCode: http.StatusServiceUnavailable, Status: "503 Service Unavailable", Request: req,
+		Header: http.Header{"Content-Type": []string{"application/json"}},
+		Body:   io.NopCloser(strings.NewReader(unavailableStatus)), ContentLength: int64(len(unavailableStatus)),
+	}, nil
+}
+
+var _ = Describe("API faults at the end of an Execution", func() {
+	// run starts an agent behind an outage refusing refuse writes of an Execution's end, a Ready session on
+	// it, and an Execution that echoes; it returns them once the Execution has ended.
+	run := func(refuse int) (*testAgent, *dsv1alpha1.Sandbox, *dsv1alpha1.Execution, *endOutage) {
+		ns, node, jobs := newNamespace(), newNode(), newJobLog()
+		outage := &endOutage{refuse: refuse}
+		a := startAgentOn(outage.config(), node, newDocker(node))
+		a.docker.SetExecHandler(jobs.handle)
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(k8s.DeleteAllOf(ctx, &dsv1alpha1.Execution{}, client.InNamespace(ns))).To(Succeed())
+		})
+		sbx := sandbox(ns, "shell", a.node)
+		create(sbx)
+		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		ex := execution(ns, "hello", "shell", "echo")
+		create(ex)
+		Eventually(execState(ex)).Should(Equal("Succeeded/Completed"))
+		return a, sbx, ex, outage
+	}
+
+	// expectOutcomeKept checks that the Execution ended as its command did, and nothing was done to its
+	// Sandbox for the writes that failed.
+	expectOutcomeKept := func(a *testAgent, sbx *dsv1alpha1.Sandbox, ex *dsv1alpha1.Execution) {
+		GinkgoHelper()
+		cur := getExec(ex)
+		Expect(cur.Status.ExitCode).To(HaveValue(BeZero()))
+		Expect(cur.Status.Stdout).To(HavePrefix("stdin="))
+		Expect(cur.Status.Stderr).To(Equal("a warning\n"))
+		Expect(cur.Status.SandboxKilled).To(BeFalse())
+		Eventually(execEventReasons(ex)).Should(ContainElement("ExecutionSucceeded"))
+		Consistently(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)()).NotTo(HavePrefix("True"))
+		Expect(a.docker.Calls(fake.OpStopContainer)).To(BeZero(), "the container is not stopped")
+		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StateRunning))
+	}
+
+	It("an end whose first two status writes meet 503 is written with its output, and the Sandbox stays Ready", func() {
+		a, sbx, ex, outage := run(2)
+		Expect(outage.count()).To(Equal(2))
+		expectOutcomeKept(a, sbx, ex)
+	})
+
+	It("an end whose status writes fail past the run's own retries is kept and written by the next pass, not Lost", func() {
+		a, sbx, ex, outage := run(6) // the run's four tries, then two of the pass's
+		Expect(outage.count()).To(Equal(6))
+		expectOutcomeKept(a, sbx, ex)
 	})
 })
 

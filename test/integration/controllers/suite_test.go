@@ -99,6 +99,12 @@ func newDocker(node string) *fake.Driver {
 // startAgent runs an agent for node on docker with short test timings (tweak adjusts them) until the spec
 // ends. The driver given to the agent is docker unless wrap replaces it.
 func startAgent(node string, docker *fake.Driver, tweak ...func(*agent.Options)) *testAgent {
+	return startAgentOn(cfg, node, docker, tweak...)
+}
+
+// startAgentOn is startAgent with the agent talking to the API server through conf (one whose transport
+// injects faults).
+func startAgentOn(conf *rest.Config, node string, docker *fake.Driver, tweak ...func(*agent.Options)) *testAgent {
 	opts := agent.Options{
 		Node: node, Driver: docker, Capacity: 8,
 		SweepPeriod: time.Hour, BindRetry: 200 * time.Millisecond, SpecRetry: 300 * time.Millisecond,
@@ -109,7 +115,7 @@ func startAgent(node string, docker *fake.Driver, tweak ...func(*agent.Options))
 		t(&opts)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := agent.New(ctx, cfg, opts)
+	mgr, err := agent.New(ctx, conf, opts)
 	Expect(err).NotTo(HaveOccurred())
 	done := make(chan struct{})
 	go func() {
