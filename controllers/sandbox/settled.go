@@ -38,6 +38,9 @@ func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, er
 	if err := r.stopTopology(ctx, s); err != nil {
 		return true, err
 	}
+	if err := r.keepHolder(ctx, s); err != nil {
+		return true, err
+	}
 	if st.Result != nil {
 		return r.expire(ctx, s)
 	}
@@ -165,6 +168,21 @@ func (r *SandboxReconciler) stopTopology(ctx context.Context, s *scope) error {
 			}
 		}
 	}
+	return nil
+}
+
+// keepHolder starts a settled topology's workspace holder again when it stopped without the agent stopping
+// it (Docker restarted, say): a settled topology keeps its workspace held for a Checkpoint, and the Event says
+// that the files no running container held are gone.
+func (r *SandboxReconciler) keepHolder(ctx context.Context, s *scope) error {
+	holder := s.containers[s.holderName()]
+	if !holder.Exists || alive(holder) {
+		return nil
+	}
+	if err := r.Driver.StartContainer(ctx, holder.Name); err != nil {
+		return err
+	}
+	r.event(s.sbx, true, EventHolderRestarted, "Start", "the workspace holder had stopped and was started again; files not held by a running container were lost")
 	return nil
 }
 

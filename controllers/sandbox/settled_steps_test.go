@@ -67,6 +67,24 @@ func TestHoldSettled(t *testing.T) {
 			},
 		},
 		{
+			name: "a poisoned topology whose holder stopped behind the agent's back gets its holder started again",
+			sbx: poisonedBy(withStarted(atTopology(newSandbox("s"), 1)),
+				dsv1alpha1.ReasonPrimaryExited, "the primary container stopped with exit code 137"),
+			docker: func(h *harness, s *scope) {
+				h.makeWorkspace(s)
+				h.exited(h.primarySpec(s), 137)
+				h.noErr(h.docker.StopContainer(h.ctx, s.holderName(), 0))
+			},
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonPrimaryExited},
+			message: "exit code 137",
+			events:  []string{"Warning " + EventHolderRestarted},
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(h.container(s.holderName()).State).To(Equal(dd.StateRunning))
+				g.Expect(h.container(s.primaryName()).State).To(Equal(dd.StateExited), "the primary stays stopped")
+			},
+		},
+		{
 			name:   "a run that exited 0 stays Succeeded, and without a TTL it stays",
 			sbx:    finished(atTopology(newSandbox("s", run()), 1)),
 			docker: ranAndExited,
