@@ -530,8 +530,8 @@ type stepCase struct {
 	message string // a part of the outcome's message, when it matters
 	events  []string
 	check   func(g Gomega, h *harness, s *scope)
-	// checked runs the step a first time and lets the readiness checks it asked for complete: the pass
-	// under test is the one their wake brings. Events and calls cover both runs.
+	// checked runs the step a first time and lets the readiness checks or the restore it started complete:
+	// the pass under test is the one their wake brings. Events and calls cover both runs.
 	checked bool
 }
 

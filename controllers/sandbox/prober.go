@@ -16,26 +16,28 @@ const defaultProbeConcurrency = 8
 // (deleted, rolled) or the agent stops.
 var errProbeCancelled = errors.New("the readiness check was cancelled")
 
-// prober runs readiness checks in the background, off the reconcile workers, so that a service whose check
-// hangs up to its timeoutSeconds holds no worker and delays no other Sandbox's pass (docs/architecture.md
-// "Poisoning and settling"). A container has at most one check outstanding, and at most slots' capacity run at
-// once on the node; the rest wait for a slot. A completed check is kept until a pass takes it, once, and its
-// Sandbox is woken for that pass. It also remembers, per container, the failed checks in a row and when the
-// next check is due. That is the agent's only memory between passes, and losing it on a restart costs at most
-// a few extra checks.
+// prober runs readiness checks in the background (jobs), off the reconcile workers, so that a service whose
+// check hangs up to its timeoutSeconds holds no worker and delays no other Sandbox's pass (docs/architecture.md
+// "Poisoning and settling"). A container has at most one check outstanding or waiting to be taken. It also
+// remembers, per container, the failed checks in a row and when the next check is due. That is the agent's
+// only memory between passes, and losing it on a restart costs at most a few extra checks.
 type prober struct {
 	mu     sync.Mutex
 	checks map[types.NamespacedName]map[string]*check // by Sandbox, by container name (which names its generation)
-	slots  chan struct{}                              // one token per running check; made at first use
+	jobs   jobs[probeKey, probeResult]                // the checks outstanding, and the results no pass has taken
 }
 
-// check is what the prober knows of one container's checks.
+// probeKey names one container's checks.
+type probeKey struct {
+	owner     types.NamespacedName
+	container string
+}
+
+// check is what the prober remembers of one container's checks.
 type check struct {
-	failures int                // failed checks in a row
-	next     time.Time          // when the next check is due
-	last     string             // how the last taken check failed; "" when it passed or none was taken
-	cancel   context.CancelFunc // set while a check is outstanding
-	result   *probeResult       // a completed check no pass has taken yet
+	failures int       // failed checks in a row
+	next     time.Time // when the next check is due
+	last     string    // how the last taken check failed; "" when it passed or none was taken
 }
 
 // probeResult is a check's outcome: how it failed ("timed out after 1s"), "" when it passed, or err when no
@@ -52,11 +54,14 @@ func (p *prober) take(owner types.NamespacedName, container string, period time.
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.checks[owner][container]
-	if c == nil || c.result == nil {
+	if c == nil {
 		return probeResult{}, 0, false
 	}
-	res := *c.result
-	c.result, c.next = nil, time.Now().Add(period)
+	res, ok := p.jobs.take(probeKey{owner, container})
+	if !ok {
+		return probeResult{}, 0, false
+	}
+	c.next = time.Now().Add(period)
 	switch {
 	case res.err != nil:
 	case res.failure == "":
@@ -87,46 +92,15 @@ func (p *prober) request(ctx context.Context, owner types.NamespacedName, contai
 		c = &check{}
 		p.checks[owner][container] = c
 	}
+	key := probeKey{owner, container}
 	switch wait := time.Until(c.next); {
-	case c.cancel != nil || c.result != nil:
+	case p.jobs.pending(key):
 		return 0, c.last
 	case wait > 0:
 		return wait, c.last
 	}
-	if p.slots == nil {
-		p.slots = make(chan struct{}, positiveOr(limit, defaultProbeConcurrency))
-	}
-	ctx, c.cancel = context.WithCancel(ctx)
-	go p.run(ctx, owner, container, c, run, woken)
+	p.jobs.start(ctx, key, positiveOr(limit, defaultProbeConcurrency), run, probeResult{err: errProbeCancelled}, woken)
 	return 0, c.last
-}
-
-// run waits for a slot, runs the check in it, and stores the result where a pass takes it.
-func (p *prober) run(ctx context.Context, owner types.NamespacedName, container string, c *check,
-	run func(context.Context) probeResult, woken func()) {
-	res := probeResult{err: errProbeCancelled}
-	select {
-	case p.slots <- struct{}{}:
-		res = run(ctx)
-		<-p.slots
-	case <-ctx.Done():
-	}
-	if p.complete(owner, container, c, res) {
-		woken()
-	}
-}
-
-// complete stores a check's result; false when its container was forgotten meanwhile, and it is dropped.
-func (p *prober) complete(owner types.NamespacedName, container string, c *check, res probeResult) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c.cancel()
-	c.cancel = nil
-	if p.checks[owner][container] != c {
-		return false
-	}
-	c.result = &res
-	return true
 }
 
 // forget cancels a Sandbox's outstanding checks and drops what is known of them (its topology rolled, or it
@@ -134,10 +108,8 @@ func (p *prober) complete(owner types.NamespacedName, container string, c *check
 func (p *prober) forget(owner types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range p.checks[owner] {
-		if c.cancel != nil {
-			c.cancel()
-		}
+	for container := range p.checks[owner] {
+		p.jobs.forget(probeKey{owner, container})
 	}
 	delete(p.checks, owner)
 }

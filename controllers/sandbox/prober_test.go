@@ -16,22 +16,12 @@ import (
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 )
 
-// checksDone waits until no readiness check is outstanding: each has stored its result for a pass to take.
+// checksDone waits until no readiness check or restore is outstanding: each has stored its result for a pass
+// to take.
 func (h *harness) checksDone() {
 	h.t.Helper()
-	NewWithT(h.t).Eventually(func() int {
-		h.r.probes.mu.Lock()
-		defer h.r.probes.mu.Unlock()
-		n := 0
-		for _, checks := range h.r.probes.checks {
-			for _, c := range checks {
-				if c.cancel != nil {
-					n++
-				}
-			}
-		}
-		return n
-	}, 10*time.Second, 5*time.Millisecond).Should(BeZero(), "readiness checks still outstanding")
+	outstanding := func() int { return h.r.probes.jobs.outstanding() + h.r.restores.outstanding() }
+	NewWithT(h.t).Eventually(outstanding, 10*time.Second, 5*time.Millisecond).Should(BeZero(), "background jobs still outstanding")
 }
 
 // woken waits for the pass a wakeup asks for over sbx.

@@ -46,6 +46,9 @@ type SandboxOptions struct {
 	// ProbeConcurrency is the most readiness checks run at once on the node, off the reconcile workers;
 	// 0 means 8. Checks beyond it wait for their turn.
 	ProbeConcurrency int
+	// RestoreConcurrency is the most restores from Checkpoints run at once on the node, off the reconcile
+	// workers; 0 means 2. Restores beyond it wait for their turn, within their startup deadline.
+	RestoreConcurrency int
 }
 
 // SandboxReconciler converges Sandboxes onto Docker. Client reads Sandboxes bound to this node from the
@@ -72,9 +75,10 @@ type SandboxReconciler struct {
 	Images *imagepuller.Puller // pulls images in the background for the Sandboxes waiting on them; required
 	Wake   *Wakeups            // passes at startup deadlines, past any error backoff; required
 
-	admission sync.Mutex              // one bind or admission at a time, so that concurrent passes never overfill the node
-	recent    map[types.UID]time.Time // binds and admissions the cache may not show yet; guarded by admission
-	probes    prober                  // readiness checks running off the workers, and their results
+	admission sync.Mutex                     // one bind or admission at a time, so that concurrent passes never overfill the node
+	recent    map[types.UID]time.Time        // binds and admissions the cache may not show yet; guarded by admission
+	probes    prober                         // readiness checks running off the workers, and their results
+	restores  jobs[types.UID, restoreResult] // restores from Checkpoints running off the workers, by Sandbox UID
 }
 
 // +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes,verbs=get;list;watch;update;patch;delete

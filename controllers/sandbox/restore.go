@@ -20,11 +20,18 @@ import (
 
 // ensureRestored gives a Sandbox with restoreFrom its Checkpoint's files: after the workspace exists (held
 // by its holder) and before any service or the primary starts, the archive is verified against its digest
-// and copied into the workspace through the holder. It happens once: Restored=True records it, and a
-// primary that exists (of any generation) proves it even when that record was lost with a status write.
+// and copied into the workspace through the holder, in the background (restore). It happens once:
+// Restored=True records it, and a primary that exists (of any generation) proves it even when that record
+// was lost with a status write (the pass that took the restore's outcome read a stale Sandbox); the record
+// is then written again, without the copy's details.
 func (r *SandboxReconciler) ensureRestored(ctx context.Context, s *scope) (bool, error) {
 	name := s.sbx.Spec.RestoreFrom
-	if name == "" || restored(s) {
+	switch {
+	case name == "" || meta.IsStatusConditionTrue(s.sbx.Status.Conditions, dsv1alpha1.ConditionRestored):
+		return false, nil
+	case primaryMade(s):
+		status.Set(s.sbx, dsv1alpha1.ConditionRestored, true, dsv1alpha1.ReasonRestored,
+			fmt.Sprintf("the files of Checkpoint %q were copied into the workspace before its primary was made", name))
 		return false, nil
 	}
 	if r.Archives == nil {
@@ -48,33 +55,89 @@ func (r *SandboxReconciler) ensureRestored(ctx context.Context, s *scope) (bool,
 	return r.restore(ctx, s, ckpt)
 }
 
-// restore verifies the Checkpoint's archive byte for byte, then streams it into the workspace.
+// defaultRestoreConcurrency is how many restores run at once when SandboxOptions.RestoreConcurrency is 0.
+const defaultRestoreConcurrency = 2
+
+// errRestoreCancelled is the outcome of a restore that never ran: the agent stops.
+var errRestoreCancelled = errors.New("the restore was cancelled")
+
+// restoreResult is how a restore in the background ended: err, with what it was doing, when it failed.
+type restoreResult struct {
+	checkpoint string
+	archive    archive.Archive
+	took       time.Duration
+	doing      string
+	err        error
+}
+
+// restore has the Checkpoint's archive verified and copied into the workspace in the background
+// (copyIn), off the reconcile workers: a large archive takes a minute or more, which must delay no other
+// Sandbox's pass. The Sandbox waits in Starting (Restoring) until the restore's end wakes it; the pass
+// that follows takes its outcome, once, and goes on or fails as the copy did.
 func (r *SandboxReconciler) restore(ctx context.Context, s *scope, ckpt *dsv1alpha1.Checkpoint) (bool, error) {
-	start := time.Now()
-	f, err := r.Archives.Open(archive.Archive{Digest: ckpt.Status.Digest, Size: ckpt.Status.SizeBytes})
+	res, ok := r.restores.take(s.sbx.UID)
+	if !ok {
+		r.startRestore(s, ckpt)
+		s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonRestoring, "copying the files of Checkpoint %q into the workspace", ckpt.Name)
+		return true, nil
+	}
 	switch {
-	case errors.Is(err, archive.ErrMissing) || errors.Is(err, archive.ErrCorrupt):
-		return s.notRestored(true, dsv1alpha1.ReasonRestoreFailed, "Checkpoint %q cannot be restored: %v", ckpt.Name, err)
-	case err != nil:
-		return s.fail(dsv1alpha1.ReasonRestoreFailed, "reading the archive of Checkpoint "+ckpt.Name, err)
+	case errors.Is(res.err, archive.ErrMissing) || errors.Is(res.err, archive.ErrCorrupt):
+		return s.notRestored(true, dsv1alpha1.ReasonRestoreFailed, "Checkpoint %q cannot be restored: %v", res.checkpoint, res.err)
+	case res.err != nil:
+		return s.fail(dsv1alpha1.ReasonRestoreFailed, res.doing, res.err)
 	}
-	defer f.Close()
-	if err := r.Driver.CopyTo(ctx, s.holderName(), HolderMountPath, f); err != nil {
-		return s.fail(dsv1alpha1.ReasonRestoreFailed, "copying Checkpoint "+ckpt.Name+" into the workspace", err)
-	}
-	took := time.Since(start).Round(time.Millisecond)
-	msg := fmt.Sprintf("the files of Checkpoint %q (%s, %d bytes) were copied into the workspace in %s", ckpt.Name, ckpt.Status.Digest, ckpt.Status.SizeBytes, took)
+	msg := fmt.Sprintf("the files of Checkpoint %q (%s, %d bytes) were copied into the workspace in %s", res.checkpoint, res.archive.Digest, res.archive.Size, res.took)
 	status.Set(s.sbx, dsv1alpha1.ConditionRestored, true, dsv1alpha1.ReasonRestored, msg)
 	r.event(s.sbx, false, EventRestored, "Restore", "%s", msg)
-	ctrl.LoggerFrom(ctx).Info("Restored", "checkpoint", ckpt.Name, "digest", ckpt.Status.Digest, "duration", took)
+	ctrl.LoggerFrom(ctx).Info("Restored", "checkpoint", res.checkpoint, "digest", res.archive.Digest, "duration", res.took)
 	return false, nil
 }
 
-// restored tells whether the workspace has its Checkpoint's files already.
-func restored(s *scope) bool {
-	if meta.IsStatusConditionTrue(s.sbx.Status.Conditions, dsv1alpha1.ConditionRestored) {
-		return true
+// startRestore starts the Sandbox's restore unless one is running or its outcome waits to be taken. It is
+// keyed by the Sandbox's UID, as the workspace is: a roll does not cut it short, the Sandbox's deletion
+// does (reconcileDelete). Its end wakes the Sandbox.
+func (r *SandboxReconciler) startRestore(s *scope, ckpt *dsv1alpha1.Checkpoint) {
+	key, holder, deadline := s.key(), s.holderName(), s.startupDeadline
+	res := restoreResult{checkpoint: ckpt.Name, archive: archive.Archive{Digest: ckpt.Status.Digest, Size: ckpt.Status.SizeBytes}}
+	cancelled := res
+	cancelled.doing, cancelled.err = "restoring Checkpoint "+ckpt.Name, errRestoreCancelled
+	r.restores.start(r.Wake.ctx, s.sbx.UID, positiveOr(r.Options.RestoreConcurrency, defaultRestoreConcurrency),
+		func(ctx context.Context) restoreResult { return r.copyIn(ctx, holder, deadline, res) },
+		cancelled, func() { r.Wake.Now(key) })
+}
+
+// copyIn verifies the archive of res byte for byte, then streams it into the workspace through its holder,
+// all before the startup deadline (none when zero): a restore still running then is cut short, and the
+// start fails with RestoreTimeout.
+func (r *SandboxReconciler) copyIn(ctx context.Context, holder string, deadline time.Time, res restoreResult) restoreResult {
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
+	if err := ctx.Err(); err != nil { // the deadline passed while it waited for its turn
+		res.doing, res.err = "restoring Checkpoint "+res.checkpoint, err
+		return res
+	}
+	start := time.Now()
+	f, err := r.Archives.Open(res.archive)
+	if err != nil {
+		res.doing, res.err = "reading the archive of Checkpoint "+res.checkpoint, err
+		return res
+	}
+	defer f.Close()
+	if err := r.Driver.CopyTo(ctx, holder, HolderMountPath, f); err != nil {
+		res.doing, res.err = "copying Checkpoint "+res.checkpoint+" into the workspace", err
+		return res
+	}
+	res.took = time.Since(start).Round(time.Millisecond)
+	return res
+}
+
+// primaryMade tells whether a primary of any generation exists: one is made only once the workspace is
+// restored.
+func primaryMade(s *scope) bool {
 	for _, c := range s.containers {
 		if _, role, _ := dd.OwnerFromLabels(c.Labels); role == dsv1alpha1.RolePrimary {
 			return true

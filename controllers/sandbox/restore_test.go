@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"archive/tar"
+	"context"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,10 +97,11 @@ func TestEnsureRestored(t *testing.T) {
 			check: notCopied,
 		},
 		{
-			name:   "the Checkpoint's files are verified and copied into the workspace before anything starts",
-			sbx:    atTopology(newSandbox("s", restoring), 1),
-			docker: stored(dsv1alpha1.CheckpointReady, testNode),
-			events: []string{"Normal " + EventRestored},
+			name:    "the Checkpoint's files are verified and copied into the workspace before anything starts",
+			checked: true,
+			sbx:     atTopology(newSandbox("s", restoring), 1),
+			docker:  stored(dsv1alpha1.CheckpointReady, testNode),
+			events:  []string{"Normal " + EventRestored},
 			check: func(g Gomega, h *harness, s *scope) {
 				c := condition(s.sbx, dsv1alpha1.ConditionRestored)
 				g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
@@ -119,7 +122,12 @@ func TestEnsureRestored(t *testing.T) {
 				stored(dsv1alpha1.CheckpointReady, testNode)(h, s)
 				h.start(h.primarySpec(s))
 			},
-			check: notCopied,
+			check: func(g Gomega, h *harness, s *scope) {
+				notCopied(g, h, s)
+				c := condition(s.sbx, dsv1alpha1.ConditionRestored)
+				g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "the record is written again")
+				g.Expect(c.Message).To(ContainSubstring(`Checkpoint "ckpt"`))
+			},
 		},
 		{
 			name:   "an agent without a checkpoint store cannot restore",
@@ -163,8 +171,9 @@ func TestEnsureRestored(t *testing.T) {
 			check:  restoredAs(false, dsv1alpha1.ReasonCheckpointOnOtherNode),
 		},
 		{
-			name: "a Checkpoint whose archive is not in the store is Stalled on",
-			sbx:  atTopology(newSandbox("s", restoring), 1),
+			name:    "a Checkpoint whose archive is not in the store is Stalled on",
+			checked: true,
+			sbx:     atTopology(newSandbox("s", restoring), 1),
 			docker: func(h *harness, s *scope) {
 				h.makeWorkspace(s)
 				h.withArchives()
@@ -179,6 +188,7 @@ func TestEnsureRestored(t *testing.T) {
 		},
 		{
 			name:    "Docker unavailable while copying: retried",
+			checked: true,
 			sbx:     atTopology(newSandbox("s", restoring), 1),
 			docker:  stored(dsv1alpha1.CheckpointReady, testNode),
 			faults:  func(h *harness) { h.docker.FailNext(fake.OpCopyTo, dd.KindUnavailable) },
@@ -191,4 +201,93 @@ func TestEnsureRestored(t *testing.T) {
 			},
 		},
 	})
+}
+
+// slowCopies is the daemon with copies into containers that block until release is closed (or their context
+// ends), saying on started when each begins and on cut when one is cut short.
+type slowCopies struct {
+	dd.Driver
+	started, cut chan string
+	release      chan struct{}
+}
+
+func (d *slowCopies) CopyTo(ctx context.Context, name, dir string, tar io.Reader) error {
+	d.started <- name
+	select {
+	case <-d.release:
+	case <-ctx.Done():
+		d.cut <- name
+		return dd.NewError(dd.KindUncertain, dd.PhaseCopy, name, "the outcome is unknown")
+	}
+	return d.Driver.CopyTo(ctx, name, dir, tar)
+}
+
+// restoringHarness is a Sandbox restoring from a Ready Checkpoint of this node, on a daemon whose copies
+// block until released.
+func restoringHarness(t *testing.T) (*harness, *dsv1alpha1.Sandbox, *slowCopies) {
+	sbx := newSandbox("s", func(sbx *dsv1alpha1.Sandbox) { sbx.Spec.RestoreFrom = checkpointName })
+	h := newHarness(t, sbx.DeepCopy())
+	ckpt := newCheckpoint(dsv1alpha1.CheckpointReady, testNode, h.withArchives())
+	h.noErr(h.client.Create(h.ctx, ckpt))
+	h.noErr(h.client.Status().Update(h.ctx, ckpt))
+	slow := &slowCopies{Driver: h.view, started: make(chan string, 10), cut: make(chan string, 10), release: make(chan struct{})}
+	h.r.Driver = slow
+	return h, sbx, slow
+}
+
+// TestReconcileDoesNotWaitForARestore: a pass over a Sandbox whose restore's copy blocks returns at once,
+// saying it is Restoring, and holds no worker while the copy runs; a pass meanwhile starts no second copy;
+// the copy's end wakes the Sandbox, and the pass that wake brings records the restore and starts the primary.
+func TestReconcileDoesNotWaitForARestore(t *testing.T) {
+	g := NewWithT(t)
+	h, sbx, slow := restoringHarness(t)
+
+	for range 2 { // the topology; then the workspace and the restore
+		start := time.Now()
+		_, err := h.pass(sbx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second), "the pass waited for the copy")
+	}
+	g.Eventually(slow.started).Should(Receive(Equal(NamesOf(sbx).Holder())))
+	got := h.get(sbx)
+	g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxStarting))
+	ready := condition(got, dsv1alpha1.ConditionReady)
+	g.Expect(ready.Reason).To(Equal(dsv1alpha1.ReasonRestoring))
+	g.Expect(ready.Message).To(ContainSubstring(`Checkpoint "ckpt"`))
+
+	_, err := h.pass(sbx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Consistently(slow.started, 100*time.Millisecond).ShouldNot(Receive(), "a pass while the copy runs starts no other")
+	g.Expect(h.requeues).To(BeEmpty(), "nothing wakes the Sandbox before the copy ends")
+
+	close(slow.release)
+	h.woken(sbx)
+	_, err = h.pass(sbx)
+	g.Expect(err).NotTo(HaveOccurred())
+	got = h.get(sbx)
+	g.Expect(condition(got, dsv1alpha1.ConditionRestored).Reason).To(Equal(dsv1alpha1.ReasonRestored))
+	g.Expect(h.readFile(NamesOf(got).Holder(), HolderMountPath+"/notes.txt")).To(Equal(checkpointNote))
+	g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StateRunning))
+	g.Expect(isReady(got)).To(BeTrue())
+	g.Expect(h.recorded()).To(ContainElement("Normal " + EventRestored))
+}
+
+// TestDeletionCancelsARestore: deleting a Sandbox whose restore runs cuts the copy short, and its outcome is
+// dropped without a wake.
+func TestDeletionCancelsARestore(t *testing.T) {
+	g := NewWithT(t)
+	h, sbx, slow := restoringHarness(t)
+	for range 2 {
+		_, err := h.pass(sbx)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Eventually(slow.started).Should(Receive())
+
+	h.noErr(h.client.Delete(h.ctx, h.get(sbx)))
+	_, err := h.pass(sbx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.get(sbx)).To(BeNil(), "deleted")
+	g.Eventually(slow.cut).Should(Receive(), "the copy was cut short")
+	g.Expect(h.r.restores.pending(sbx.UID)).To(BeFalse(), "its outcome was dropped")
+	g.Consistently(h.requeues, 100*time.Millisecond).Should(BeEmpty())
 }
