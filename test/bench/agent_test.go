@@ -26,10 +26,11 @@ import (
 // the production agent's: either the real dockside-agent binary on real Docker, or this test binary run
 // again as an agent on the fake driver (see runFakeAgent).
 type agentProcess struct {
-	cmd     *exec.Cmd
-	done    chan error
-	metrics string // URL of its Prometheus endpoint
-	log     string
+	cmd         *exec.Cmd
+	done        chan error
+	metricsAddr string
+	metrics     string // URL of its Prometheus endpoint
+	log         string
 }
 
 // Environment of this test binary run again as a fake-driver agent.
@@ -81,9 +82,9 @@ func runFakeAgent(node string) error {
 	return mgr.Start(ctx)
 }
 
-// startAgent starts cmd with its output in logPath and waits until its metrics endpoint answers.
+// startAgent starts cmd with its output appended to logPath and waits until its metrics endpoint answers.
 func startAgent(ctx context.Context, cmd *exec.Cmd, metricsAddr, logPath string) (*agentProcess, error) {
-	logFile, err := os.Create(logPath)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func startAgent(ctx context.Context, cmd *exec.Cmd, metricsAddr, logPath string)
 		logFile.Close()
 		return nil, fmt.Errorf("starting the agent: %w", err)
 	}
-	a := &agentProcess{cmd: cmd, done: make(chan error, 1), metrics: "http://" + metricsAddr + "/metrics", log: logPath}
+	a := &agentProcess{cmd: cmd, done: make(chan error, 1), metricsAddr: metricsAddr, metrics: "http://" + metricsAddr + "/metrics", log: logPath}
 	go func() { a.done <- cmd.Wait(); logFile.Close() }()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		if _, err := a.scrape(ctx); err == nil {
@@ -148,6 +149,26 @@ func (a *agentProcess) stop() error {
 		<-a.done
 		return fmt.Errorf("the agent did not exit within 30s of SIGTERM")
 	}
+}
+
+// kill ends the agent with SIGKILL, as a crash or the OOM killer would: it releases nothing, not even its
+// Lease. It returns once the process is gone.
+func (a *agentProcess) kill() {
+	_ = a.cmd.Process.Kill()
+	<-a.done
+}
+
+// restart starts a killed agent again with the same command line and environment, its output appended to
+// the same log, and waits until its metrics endpoint answers. Only one goroutine may kill and restart it.
+func (a *agentProcess) restart(ctx context.Context) error {
+	again := exec.Command(a.cmd.Path, a.cmd.Args[1:]...)
+	again.Env = a.cmd.Env
+	next, err := startAgent(ctx, again, a.metricsAddr, a.log)
+	if err != nil {
+		return err
+	}
+	a.cmd, a.done = next.cmd, next.done
+	return nil
 }
 
 // logTail is the end of the agent's log, for failure messages.

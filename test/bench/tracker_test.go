@@ -25,6 +25,7 @@ type tracker struct {
 
 type progress struct {
 	done    chan struct{} // closed at the first Ready=True or Stalled=True
+	gone    chan struct{} // closed when the watch delivers its deletion
 	readyAt time.Time
 	stalled string // reason and message when it stalled instead
 }
@@ -42,6 +43,7 @@ func newTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { t.observe(obj, time.Now()) },
 		UpdateFunc: func(_, obj any) { t.observe(obj, time.Now()) },
+		DeleteFunc: t.observeDeletion,
 	}); err != nil {
 		return nil, err
 	}
@@ -55,7 +57,7 @@ func newTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
 func (t *tracker) entry(key types.NamespacedName) *progress {
 	p, ok := t.seen[key]
 	if !ok {
-		p = &progress{done: make(chan struct{})}
+		p = &progress{done: make(chan struct{}), gone: make(chan struct{})}
 		t.seen[key] = p
 	}
 	return p
@@ -80,6 +82,38 @@ func (t *tracker) observe(obj any, at time.Time) {
 	} else if c := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionStalled); c != nil && c.Status == "True" {
 		p.stalled = c.Reason + ": " + c.Message
 		close(p.done)
+	}
+}
+
+// observeDeletion notes that a Sandbox is gone from the API server, its finalizers released.
+func (t *tracker) observeDeletion(obj any) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	sbx, ok := obj.(*dsv1alpha1.Sandbox)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.entry(types.NamespacedName{Namespace: sbx.Namespace, Name: sbx.Name})
+	select {
+	case <-p.gone:
+	default:
+		close(p.gone)
+	}
+}
+
+// waitGone returns when key's deletion was seen, or an error when ctx ended first.
+func (t *tracker) waitGone(ctx context.Context, key types.NamespacedName) error {
+	t.mu.Lock()
+	p := t.entry(key)
+	t.mu.Unlock()
+	select {
+	case <-p.gone:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("Sandbox %s not gone: %w", key, ctx.Err())
 	}
 }
 
