@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
@@ -140,19 +142,24 @@ func topologyNames(s *scope) []string {
 }
 
 // releaseSharedNetworks removes each of the node's shared bridges once no container of the node is attached
-// to it, so that a node without Sandboxes holds nothing in Docker; the next Sandbox that needs one makes it
-// again.
+// to it and no live Sandbox may still join it, so that a node without Sandboxes holds nothing in Docker; the
+// next Sandbox that needs one makes it again. A Sandbox between its network step and its primary's creation
+// has no container on the bridge yet, so the Sandboxes themselves are asked too (the node's, and the unbound
+// ones that may bind here), or the bridge would go from under it (make bench's soak saw that).
 func (r *SandboxReconciler) releaseSharedNetworks(ctx context.Context) error {
+	inUse, err := r.sharedNetworksWanted(ctx)
+	if err != nil {
+		return err
+	}
 	containers, err := r.Driver.ListContainers(ctx, nil)
 	if err != nil {
 		return err
 	}
-	attached := map[string]bool{}
 	for _, c := range containers {
-		attached[c.Network] = true
+		inUse[c.Network] = true
 	}
 	for _, name := range []string{dd.NodeNetworkName(r.Options.Node), dd.NodeIsolatedNetworkName(r.Options.Node)} {
-		if attached[name] {
+		if inUse[name] {
 			continue
 		}
 		if err := r.Driver.RemoveNetwork(ctx, name); err != nil {
@@ -160,6 +167,26 @@ func (r *SandboxReconciler) releaseSharedNetworks(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// sharedNetworksWanted names the shared bridges that live Sandboxes, of this node or not bound yet, join.
+func (r *SandboxReconciler) sharedNetworksWanted(ctx context.Context) (map[string]bool, error) {
+	wanted := map[string]bool{}
+	for _, reader := range []client.Reader{r.Client, r.Unbound} {
+		if reader == nil {
+			continue
+		}
+		var list dsv1alpha1.SandboxList
+		if err := reader.List(ctx, &list); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			if sbx := &list.Items[i]; sbx.DeletionTimestamp.IsZero() && usesSharedNetwork(sbx) {
+				wanted[sharedNetworkSpec(r.Options.Node, sbx.Spec.Network.Mode).Name] = true
+			}
+		}
+	}
+	return wanted, nil
 }
 
 // keepEgress serves the egress proxy on the gateways of the node's Isolated bridges that exist, and on no

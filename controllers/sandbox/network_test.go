@@ -238,3 +238,19 @@ func TestSweepServesTheProxyOnExactlyTheIsolatedBridgesThatExist(t *testing.T) {
 	g.Expect(h.egress.serves("10.120.9.1")).To(BeFalse(), "a bridge that is gone is let go")
 	g.Expect(h.egress.serves(h.network(dd.NodeNetworkName(testNode)).Gateway)).To(BeFalse(), "no proxy on an Unrestricted bridge")
 }
+
+func TestSharedBridgeStaysWhileALiveSandboxMayStillJoinIt(t *testing.T) {
+	g := NewWithT(t)
+	joining := atTopology(newSandbox("joining", withNetwork(dsv1alpha1.NetworkIsolated)), 1)
+	h := newHarness(t, joining)
+	s := newScope(joining)
+	h.continues(h.r.ensureNetwork(h.ctx, s)) // its network step is done; its primary is not made yet
+	shared := dd.NodeIsolatedNetworkName(testNode)
+
+	h.noErr(h.r.releaseSharedNetworks(h.ctx)) // another Sandbox's deletion
+	g.Expect(h.network(shared).Exists).To(BeTrue(), "a live Sandbox of the node may still join it")
+
+	h.noErr(h.client.Delete(h.ctx, joining))
+	h.noErr(h.r.releaseSharedNetworks(h.ctx))
+	g.Expect(h.network(shared).Exists).To(BeFalse(), "with no Sandbox left to join it, it goes")
+}
