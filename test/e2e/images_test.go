@@ -96,7 +96,7 @@ spec:
   services: ["stubborn"]
   startupDeadlineSeconds: 600
 `)
-		waitForReadyMessage(ns, "sandbox/waiting", `waiting for service "stubborn" to pass readiness`)
+		waitForReadyMessage(ns, "sandbox/waiting", `waiting for service "stubborn" to pass readiness; its last check exited with code 1`)
 		deadline := shortenStartupDeadline(ns, "sandbox/waiting")
 		waitFor(ns, "sandbox/waiting", "jsonpath={.status.conditions[?(@.type==\"Stalled\")].reason}=ServiceNotReady", startupFailWait)
 		expectFailedAt(ns, "sandbox/waiting", deadline)
