@@ -66,6 +66,7 @@ const (
 	ReasonHealthy             = "Healthy"             // TopologyPoisoned=False
 	ReasonRestoreNotSupported = "RestoreNotSupported" // restoreFrom is set but this agent cannot restore yet
 	ReasonNoFreeSubnet        = "NoFreeSubnet"        // every subnet of the node's topology pool is held; waits for one
+	ReasonTopologyStopped     = "TopologyStopped"     // ServicesReady=False: a finished run's topology stopped its services
 )
 
 // Reasons of a Sandbox restoring from a Checkpoint (spec.restoreFrom), beyond the Restoring, RestoreFailed,

@@ -357,7 +357,7 @@ type ServiceInstanceStatus struct {
 }
 
 // ServiceState is the state of one service instance.
-// +kubebuilder:validation:Enum=Pending;Starting;Ready;Failed
+// +kubebuilder:validation:Enum=Pending;Starting;Ready;Failed;Stopped
 type ServiceState string
 
 // Service instance states.
@@ -366,6 +366,7 @@ const (
 	ServiceStarting ServiceState = "Starting" // container started, readiness not yet passed
 	ServiceReady    ServiceState = "Ready"    // readiness passed (or none declared) and still running
 	ServiceFailed   ServiceState = "Failed"   // exited, or failed readiness; poisons the topology
+	ServiceStopped  ServiceState = "Stopped"  // stopped with its settled topology (poisoned, finished), not failed itself
 )
 
 // RunResult is how a run ended.

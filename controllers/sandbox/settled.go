@@ -41,6 +41,7 @@ func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, er
 	if err := r.keepHolder(ctx, s); err != nil {
 		return true, err
 	}
+	markServicesStopped(s)
 	if st.Result != nil {
 		return r.expire(ctx, s)
 	}
@@ -169,6 +170,18 @@ func (r *SandboxReconciler) stopTopology(ctx context.Context, s *scope) error {
 		}
 	}
 	return nil
+}
+
+// markServicesStopped says of each service that was Ready or on its way when its topology settled that it is
+// stopped now, so that no status claims a service Ready whose container the topology's end stopped (or a
+// Docker restart did). The one that failed keeps saying so.
+func markServicesStopped(s *scope) {
+	for i := range s.sbx.Status.Services {
+		st := &s.sbx.Status.Services[i]
+		if st.State != dsv1alpha1.ServiceFailed && st.State != dsv1alpha1.ServiceStopped {
+			st.State, st.Message = dsv1alpha1.ServiceStopped, "stopped with the topology, which is settled"
+		}
+	}
 }
 
 // keepHolder starts a settled topology's workspace holder again when it stopped without the agent stopping

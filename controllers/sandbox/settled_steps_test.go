@@ -64,6 +64,8 @@ func TestHoldSettled(t *testing.T) {
 				g.Expect(h.container(s.primaryName()).State).To(Equal(dd.StateExited))
 				g.Expect(h.container(s.serviceName("db")).State).To(Equal(dd.StateExited))
 				g.Expect(h.container(s.holderName()).State).To(Equal(dd.StateRunning))
+				g.Expect(s.sbx.Status.Services).To(ConsistOf(HaveField("State", dsv1alpha1.ServiceStopped)),
+					"no status claims Ready a service the topology's end stopped")
 			},
 		},
 		{

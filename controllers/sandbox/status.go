@@ -55,8 +55,10 @@ func setServicesReady(s *scope) {
 			continue
 		}
 		reason := dsv1alpha1.ReasonWaitingForServices
-		if poisoned := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionTopologyPoisoned); st.State == dsv1alpha1.ServiceFailed && poisoned != nil && poisoned.Status == metav1.ConditionTrue {
+		if poisoned := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionTopologyPoisoned); (st.State == dsv1alpha1.ServiceFailed || st.State == dsv1alpha1.ServiceStopped) && poisoned != nil && poisoned.Status == metav1.ConditionTrue {
 			reason = poisoned.Reason
+		} else if st.State == dsv1alpha1.ServiceStopped {
+			reason = dsv1alpha1.ReasonTopologyStopped
 		}
 		msg := fmt.Sprintf("service %q is %s", st.Name, st.State)
 		if st.Message != "" {
