@@ -78,7 +78,7 @@ func sessionByHand(node, volume string) error {
 	if err := tmpfsVolume(node, volume); err != nil {
 		return err
 	}
-	holderArgs := append(hardened(node, "none", "8m", "0.01", "16"), workspaceMount(volume)...)
+	holderArgs := append(hardened(node, "none", "8m", "1", "16"), workspaceMount(volume)...)
 	if _, err := dockerRun(append(holderArgs, holder)); err != nil {
 		return err
 	}
