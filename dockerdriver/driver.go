@@ -32,6 +32,9 @@ type Driver interface {
 	// Storage reports the daemon's storage driver and its backing file system, which decide whether a
 	// container's writable layer can be capped (see StorageInfo); the agent asks once at start-up.
 	Storage(ctx context.Context) (StorageInfo, error)
+	// HostMemory reports the memory of the daemon's host in bytes (docker info's MemTotal), from which the
+	// agent's default allocatable memory is worked out; the agent asks once at start-up.
+	HostMemory(ctx context.Context) (int64, error)
 
 	// InspectImage reports whether an image is present locally and what it declares. Absent is not an error.
 	InspectImage(ctx context.Context, ref string) (ImageInfo, error)

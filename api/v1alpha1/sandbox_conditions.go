@@ -22,7 +22,9 @@ const (
 const (
 	// Progress.
 	ReasonUnscheduled        = "Unscheduled"        // no agent has bound the object yet
-	ReasonNoCapacity         = "NoCapacity"         // the bound node has no room now
+	ReasonNoCapacity         = "NoCapacity"         // Scheduled=False: no agent has had room to bind it yet
+	ReasonNodeFull           = "NodeFull"           // the bound node holds as many Sandboxes as its capacity
+	ReasonInsufficientMemory = "InsufficientMemory" // the bound node's allocatable memory has no room for it
 	ReasonCreating           = "Creating"           // building the topology
 	ReasonRollingTopology    = "RollingTopology"    // replacing the topology after a spec change
 	ReasonWaitingForServices = "WaitingForServices" // a service is starting or not yet ready

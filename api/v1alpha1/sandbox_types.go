@@ -402,7 +402,7 @@ type RunResult struct {
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=".spec.nodeName"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=".spec.image"
 // +kubebuilder:printcolumn:name="Exit",type=integer,JSONPath=".status.result.exitCode",priority=1
-// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="Sandbox name must be a DNS label: at most 63 lowercase letters, digits and '-'"
 type Sandbox struct {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -38,7 +39,18 @@ func run() error {
 	flag.StringVar(&dockerHost, "docker-host", "", "Docker daemon to drive (default $DOCKER_HOST, else the local socket)")
 	flag.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint, e.g. 127.0.0.1:9464; \"0\" disables it, so that several agents on one machine never collide")
 	flag.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:9465; \"0\" disables it")
-	flag.IntVar(&opts.Capacity, "capacity", agent.DefaultCapacity, "most Sandboxes bound to this node; each counts until it is deleted (a finished run too: it keeps its workspace)")
+	flag.IntVar(&opts.Capacity, "capacity", agent.DefaultCapacity, "most Sandboxes this node holds; each counts until it is deleted (a finished run too: it keeps its workspace)")
+	flag.Func("allocatable-memory", "most memory the Sandboxes of this node hold in all, their memory limits and workspaces (e.g. 20Gi); default: the host's memory less a tenth of it, at least 1Gi", func(v string) error {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("not a quantity of bytes like 20Gi: %w", err)
+		}
+		if q.Sign() <= 0 {
+			return fmt.Errorf("must be more than 0, not %s", v)
+		}
+		opts.AllocatableMemory = q.Value()
+		return nil
+	})
 	flag.BoolVar(&opts.RequireDigest, "require-digest", false, "run only images pinned by digest (name@sha256:...)")
 	flag.BoolVar(&opts.AllowNoSeccomp, "allow-no-seccomp", false, "run even when the Docker daemon applies no seccomp profile (sandboxes can then make every system call of the host's kernel); without it the agent refuses to start on such a daemon")
 	flag.BoolVar(&opts.AllowRoot, "allow-root", false, "run the containers of Sandboxes and SandboxServices that ask for it (runAsRoot: true) as root, still without capabilities; without it they fail with reason RootNotAllowed")

@@ -114,7 +114,7 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	h.r = &SandboxReconciler{
 		Client: h.client, APIReader: h.client, Unbound: h.client, Driver: h.view, Recorder: h.events,
 		Options: SandboxOptions{
-			Node: testNode, Capacity: 10, HolderImage: holderImage, BindRetry: bindRetry, SpecRetry: specRetry,
+			Node: testNode, Capacity: 10, AllocatableMemory: 64 << 30, HolderImage: holderImage, BindRetry: bindRetry, SpecRetry: specRetry,
 			StopGrace: time.Second, ProbeLimit: 1024, EgressProxyPort: 3128,
 		},
 		Egress:   &h.egress,

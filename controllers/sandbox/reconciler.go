@@ -26,10 +26,14 @@ import (
 // SandboxOptions are the node's policy and the agent's timing.
 type SandboxOptions struct {
 	Node          string // this agent's node name
-	Capacity      int    // most Sandboxes bound to this node; at least 1
+	Capacity      int    // most Sandboxes this node holds (finished runs too, until deleted); at least 1
 	RequireDigest bool   // refuse images that are not pinned by digest (name@sha256:...)
 	HolderImage   string // image of the container that keeps a workspace alive (docs/architecture.md, "Why the holder exists")
 	AllowRoot     bool   // run containers as root where a Sandbox or SandboxService asks (runAsRoot)
+
+	// AllocatableMemory is the most bytes the footprints of the Sandboxes this node holds add up to (their
+	// memory limits and workspaces; see footprint.go).
+	AllocatableMemory int64
 
 	// EgressProxyPort is the port of the egress proxy on the gateways of Isolated bridges (docs/egress.md).
 	EgressProxyPort int
@@ -76,7 +80,7 @@ type SandboxReconciler struct {
 	Wake   *Wakeups            // passes at startup deadlines, past any error backoff; required
 
 	admission sync.Mutex                     // one bind or admission at a time, so that concurrent passes never overfill the node
-	recent    map[types.UID]time.Time        // binds and admissions the cache may not show yet; guarded by admission
+	recent    map[types.UID]recentAdmission  // binds and admissions the cache may not show yet; guarded by admission
 	probes    prober                         // readiness checks running off the workers, and their results
 	restores  jobs[types.UID, restoreResult] // restores from Checkpoints running off the workers, by Sandbox UID
 }
@@ -105,7 +109,7 @@ func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	if !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup) {
 		return ctrl.Result{}, nil // never admitted, so nothing was made for it
 	}
-	admitted, err := r.ensureAdmitted(ctx, sbx)
+	refused, err := r.ensureAdmitted(ctx, sbx)
 	switch {
 	case apierrors.IsConflict(err):
 		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil // admitted from a stale read; try again on fresh data
@@ -132,8 +136,8 @@ func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	switch {
 	case !sbx.DeletionTimestamp.IsZero():
 		return r.reconcileDelete(ctx, sbx)
-	case !admitted:
-		return r.reportNoCapacity(sbx), nil
+	case refused != nil:
+		return r.reportNoRoom(sbx, refused), nil
 	case verdict != nil:
 		return r.reportVerdict(sbx, verdict), nil
 	default:

@@ -29,6 +29,7 @@ type Driver struct {
 	streams     []*stream
 	storage     dd.StorageInfo // what docker info would report; see SetStorage
 	noSeccomp   bool           // the daemon applies no seccomp profile; see SetSeccomp
+	hostMemory  int64          // docker info's MemTotal; see SetHostMemory
 }
 
 var _ dd.Driver = (*Driver)(nil)
@@ -46,6 +47,7 @@ func New(node string) *Driver {
 		calls:       map[Op]int{},
 		execHandler: func(context.Context, string, dd.ExecRequest) ExecOutput { return ExecOutput{} },
 		storage:     dd.StorageInfo{Driver: "overlay2", BackingFS: "extfs"}, // Docker's most common setup
+		hostMemory:  DefaultHostMemory,
 	}
 }
 

@@ -13,6 +13,7 @@ const (
 	OpPing             Op = "Ping"
 	OpSecurity         Op = "Security"
 	OpStorage          Op = "Storage"
+	OpHostMemory       Op = "HostMemory"
 	OpInspectImage     Op = "InspectImage"
 	OpPullImage        Op = "PullImage"
 	OpEnsureNetwork    Op = "EnsureNetwork"
@@ -39,7 +40,8 @@ const (
 
 // phases is the phase a real driver would name for a failure of each operation.
 var phases = map[Op]dd.Phase{
-	OpPing: dd.PhaseConnect, OpSecurity: dd.PhaseConnect, OpStorage: dd.PhaseConnect, OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage,
+	OpPing: dd.PhaseConnect, OpSecurity: dd.PhaseConnect, OpStorage: dd.PhaseConnect, OpHostMemory: dd.PhaseConnect,
+	OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage,
 	OpEnsureNetwork: dd.PhaseNetwork, OpObserveNetwork: dd.PhaseObserve, OpRemoveNetwork: dd.PhaseRemove,
 	OpListNetworks: dd.PhaseObserve, OpEnsureVolume: dd.PhaseVolume, OpObserveVolume: dd.PhaseObserve,
 	OpRemoveVolume: dd.PhaseRemove, OpListVolumes: dd.PhaseObserve, OpEnsureContainer: dd.PhaseCreate,

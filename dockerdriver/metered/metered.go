@@ -61,6 +61,10 @@ func (d *instrumented) Storage(ctx context.Context) (dd.StorageInfo, error) {
 	return measure(d, ctx, "Storage", dd.PhaseConnect, 0, d.next.Storage)
 }
 
+func (d *instrumented) HostMemory(ctx context.Context) (int64, error) {
+	return measure(d, ctx, "HostMemory", dd.PhaseConnect, 0, d.next.HostMemory)
+}
+
 func (d *instrumented) InspectImage(ctx context.Context, ref string) (dd.ImageInfo, error) {
 	return measure(d, ctx, "InspectImage", dd.PhaseImage, 0, func(ctx context.Context) (dd.ImageInfo, error) {
 		return d.next.InspectImage(ctx, ref)

@@ -41,7 +41,8 @@ import (
 
 // Defaults of the agent's options.
 const (
-	DefaultCapacity       = 16
+	// DefaultCapacity is the most Sandboxes a node holds, like a kubelet's default of 110 pods.
+	DefaultCapacity       = 110
 	DefaultHolderImage    = "dockside.dev/holder:local"
 	DefaultLeaseNamespace = "kube-system"
 	DefaultCheckpointDir  = "/var/lib/dockside/checkpoints"
@@ -59,9 +60,14 @@ const (
 type Options struct {
 	Node          string    // this agent's node name, a DNS subdomain; required
 	Driver        dd.Driver // the node's Docker daemon (the real driver, or the fake in tests); required
-	Capacity      int       // most Sandboxes bound to the node, finished runs included; default 16
+	Capacity      int       // most Sandboxes the node holds, finished runs included until deleted; default 110
 	RequireDigest bool      // refuse images not pinned by digest
 	HolderImage   string    // default dockside.dev/holder:local
+
+	// AllocatableMemory is the most bytes of memory the Sandboxes of the node hold in all (their memory limits
+	// and workspaces; controllers/sandbox/footprint.go); 0 means the host's memory less a reserve of a tenth
+	// of it, at least 1 GiB.
+	AllocatableMemory int64
 
 	// AllowNoSeccomp lets the agent run on a daemon that applies no seccomp profile; without it New refuses
 	// such a daemon (see checkSeccomp).
@@ -137,6 +143,9 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("capacity must be at least 1, not %d", o.Capacity)
 	}
 	setDefault(&o.Capacity, DefaultCapacity)
+	if o.AllocatableMemory < 0 {
+		return fmt.Errorf("the allocatable memory must be a positive number of bytes, not %d", o.AllocatableMemory)
+	}
 	setDefault(&o.Workers, 4)
 	setDefault(&o.HolderImage, DefaultHolderImage)
 	setDefault(&o.LeaseNamespace, DefaultLeaseNamespace)
@@ -185,6 +194,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 	storage, err := nodeStorage(ctx, opts.Driver, opts.DockerTimeout, ctrl.LoggerFrom(ctx).WithName("agent"))
+	if err != nil {
+		return nil, err
+	}
+	allocatable, err := allocatableMemory(ctx, opts.Driver, opts.DockerTimeout, opts.AllocatableMemory, ctrl.LoggerFrom(ctx).WithName("agent"))
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +267,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Driver: driver,
 		Recorder: mgr.GetEventRecorder("dockside-agent"),
 		Options: sandbox.SandboxOptions{
-			Node: opts.Node, Capacity: opts.Capacity, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
+			Node: opts.Node, Capacity: opts.Capacity, AllocatableMemory: allocatable, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
 			AllowRoot: opts.AllowRoot, Storage: storage, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once

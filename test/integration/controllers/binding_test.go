@@ -10,6 +10,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -110,7 +112,9 @@ var _ = Describe("Binding", func() {
 		second := sandbox(ns, "second", a.node)
 		create(second)
 
-		Eventually(condition(second, dsv1alpha1.ConditionScheduled)).Should(Equal("False/NoCapacity"))
+		Eventually(condition(second, dsv1alpha1.ConditionScheduled)).Should(Equal("False/NodeFull"))
+		Expect(condition(second, dsv1alpha1.ConditionReady)()).To(Equal("False/NodeFull"))
+		Expect(readyMessage(second)).To(Equal(fmt.Sprintf("node %s holds 1 Sandboxes, its capacity; waiting for room", a.node)))
 		Expect(phase(second)()).To(Equal(dsv1alpha1.SandboxPending))
 		Expect(get(second).Finalizers).To(BeEmpty())
 		Expect(containers(a.docker, second, "")).To(BeEmpty())
@@ -118,7 +122,48 @@ var _ = Describe("Binding", func() {
 		Expect(k8s.Delete(ctx(), first)).To(Succeed())
 		Eventually(condition(second, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	})
+
+	It("admits Sandboxes while their memory fits, and counts a finished run only for the workspace it keeps", func() {
+		ns, a := newNamespace(), newAgent(func(o *agent.Options) { o.AllocatableMemory = 1 << 30 })
+		// sized is a Sandbox bound to a's node holding memory + workspace + the holder's 8Mi.
+		sized := func(name, memory, workspace string) *dsv1alpha1.Sandbox {
+			sbx := sandbox(ns, name, a.node)
+			sbx.Spec.Resources.Memory = resource.MustParse(memory)
+			sbx.Spec.Workspace.Size = resource.MustParse(workspace)
+			return sbx
+		}
+		run := sized("run", "512Mi", "248Mi") // 768 MiB while it runs, 256 MiB once finished
+		run.Spec.Command = []string{"true"}
+		session := sized("session", "128Mi", "120Mi") // 256 MiB: the node's 1 GiB is full
+		create(run)
+		create(session)
+		Eventually(phase(run)).Should(Equal(dsv1alpha1.SandboxRunning))
+		Eventually(condition(session, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+
+		waiting := sized("waiting", "128Mi", "120Mi")
+		create(waiting)
+		Eventually(condition(waiting, dsv1alpha1.ConditionReady)).Should(Equal("False/InsufficientMemory"))
+		Expect(condition(waiting, dsv1alpha1.ConditionScheduled)()).To(Equal("False/InsufficientMemory"))
+		Expect(readyMessage(waiting)).To(Equal(fmt.Sprintf(
+			"node %s has room for 0 MiB of memory, this Sandbox needs 256 MiB (limits and workspace); waiting for room", a.node)))
+		Expect(phase(waiting)()).To(Equal(dsv1alpha1.SandboxPending))
+		Expect(get(waiting).Finalizers).To(BeEmpty())
+		Expect(containers(a.docker, waiting, "")).To(BeEmpty())
+
+		Expect(a.docker.Exit(container(a.docker, run, dsv1alpha1.RolePrimary, "").Name, 0)).To(Succeed())
+		Eventually(phase(run)).Should(Equal(dsv1alpha1.SandboxSucceeded))
+		Eventually(condition(waiting, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(get(run).Finalizers).NotTo(BeEmpty(), "the finished run is still there, keeping its workspace")
+	})
 })
+
+// readyMessage is the message of a Sandbox's Ready condition.
+func readyMessage(sbx *dsv1alpha1.Sandbox) string {
+	if c := meta.FindStatusCondition(get(sbx).Status.Conditions, dsv1alpha1.ConditionReady); c != nil {
+		return c.Message
+	}
+	return ""
+}
 
 var _ = Describe("The node Lease", func() {
 	It("keeps a second agent for the same node waiting until the first stops", func() {
