@@ -31,6 +31,14 @@ func (r *SandboxReconciler) ensureLifecycle(ctx context.Context, s *scope) (bool
 	changed := false
 	for _, c := range order {
 		var err error
+		if !pause && c.State == dd.StatePaused {
+			// Seen frozen when the pass began: a capture may have frozen it and thawed it since (it lets go of
+			// its hold after the thaw), and thawing a running container is an error. Docker says which.
+			if c, err = r.fresh(ctx, c); err != nil {
+				status.Set(s.sbx, dsv1alpha1.ConditionPaused, false, dsv1alpha1.ReasonPauseFailed, "freezing or thawing the topology failed")
+				return s.fail(dsv1alpha1.ReasonPauseFailed, "freezing or thawing "+c.Name, err)
+			}
+		}
 		switch {
 		case pause && c.State == dd.StateRunning:
 			err = r.Driver.PauseContainer(ctx, c.Name)
@@ -73,4 +81,13 @@ func (s *scope) topologyContainers() []dd.ContainerInfo {
 		out = append(out, c)
 	}
 	return out
+}
+
+// fresh is c as Docker has it now; on an error, c as it was seen.
+func (r *SandboxReconciler) fresh(ctx context.Context, c dd.ContainerInfo) (dd.ContainerInfo, error) {
+	now, err := r.Driver.ObserveContainer(ctx, c.Name)
+	if err != nil {
+		return c, err
+	}
+	return now, nil
 }

@@ -140,3 +140,23 @@ func TestReconcileKeepsAPausedSandboxPausedDuringACapture(t *testing.T) {
 	g.Expect(got.ResourceVersion).To(Equal(paused.ResourceVersion), "nothing to write: the status is as it was")
 	g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StatePaused))
 }
+
+func TestThawLooksAgainAtAContainerSeenFrozen(t *testing.T) {
+	g := NewWithT(t)
+	h := newHarness(t)
+	s := newScope(withStarted(atTopology(newSandbox("s"), 1)))
+	h.makeWorkspace(s)
+	h.start(h.primarySpec(s))
+	h.continues(h.r.observe(h.ctx, s))
+	// Seen frozen as the pass began, by a capture that has thawed it since.
+	c := s.containers[s.primaryName()]
+	c.State = dd.StatePaused
+	s.containers[s.primaryName()] = c
+	for len(h.events.Events) > 0 {
+		<-h.events.Events // the workspace's, made above
+	}
+
+	h.continues(h.r.ensureLifecycle(h.ctx, s))
+	g.Expect(h.docker.Calls(fake.OpUnpauseContainer)).To(BeZero(), "a running container is not thawed")
+	g.Expect(h.events.Events).To(BeEmpty(), "no Resumed Event for a thaw that did not happen")
+}
