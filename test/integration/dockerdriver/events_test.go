@@ -54,7 +54,9 @@ var _ = Describe("Events", func() {
 		next(dd.EventDestroy, s.Name)
 	})
 
-	It("reports an out-of-memory kill", func(ctx SpecContext) {
+	// Docker learns of an OOM kill from the kernel through containerd, and on a loaded host that notice has once
+	// not come at all (a CI run saw the die event, exit 137, and no oom event): a second attempt is allowed.
+	It("reports an out-of-memory kill", FlakeAttempts(2), func(ctx SpecContext) {
 		next := subscribe(ctx, driver)
 		s := spec(newOwner("oom"), dsv1alpha1.RolePrimary, "", "awk", `BEGIN { s = "x"; while (1) s = s s }`)
 		s.Resources.MemoryBytes = 16 << 20
