@@ -8,8 +8,10 @@ export GOFLAGS ?= -mod=mod
 export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT ?= 2m
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
-# The control plane binaries (kube-apiserver, etcd, kubectl), built once per version by hack/.
-ASSETS = $$(bash hack/build-controlplane.sh)
+# The control plane binaries (kube-apiserver, etcd, kubectl), built once per version by hack/, or the folder
+# that KUBEBUILDER_ASSETS already names when it holds all three. The controlplane target says which; --quiet
+# keeps each later use from saying it again.
+ASSETS = $$(bash hack/build-controlplane.sh --quiet)
 GO_TEST := go test -count=1
 NODE ?= $(shell hostname)
 
@@ -42,7 +44,7 @@ lint: vet ## vet, fail on any tracked Go file that is not gofmt'ed, and check th
 	  if [[ -n "$$unformatted" ]]; then echo "not gofmt'ed (make fmt fixes them):" >&2; echo "$$unformatted" >&2; exit 1; fi
 	$(GO_TEST) ./internal/architecture/
 
-controlplane: ## Build kube-apiserver, etcd and kubectl from source (once per version).
+controlplane: ## Build kube-apiserver, etcd and kubectl from source (once per version; none with KUBEBUILDER_ASSETS set).
 	@bash hack/build-controlplane.sh >/dev/null
 
 images: ## Build every local image: busybox, holder, python, redis (FROM scratch; skips those present).
@@ -65,8 +67,10 @@ test-integration: check-docker controlplane test-images ## envtest suites (real 
 test-e2e: check-docker controlplane images build ## The real agent binary, real API server, real Docker, kubectl.
 	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" $(GO_TEST) -tags e2e -timeout 40m ./test/e2e/...
 
+# A person reads make run's terminal, so the agent logs in zap's console encoding there; everywhere else
+# (the tests, the DaemonSet, the systemd unit) it keeps JSON, which the end-to-end tests parse.
 run: check-docker controlplane images build ## Local control plane + the agent on this machine's Docker; Ctrl-C stops all.
-	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints
+	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints --zap-encoder=console
 
 stop: ## Stop what `make run` started, from another terminal.
 	@go run ./cmd/dockside-dev stop -pid-file .local/run.pids
