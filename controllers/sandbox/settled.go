@@ -35,6 +35,9 @@ func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, er
 	default:
 		return false, nil
 	}
+	// Nothing of a settled topology starts again: a start that failed before its deadline (a service never
+	// ready, say) lets go of the wakeup it asked for at it, or the Sandbox is woken at rest.
+	r.Wake.Cancel(s.key())
 	if err := r.stopTopology(ctx, s); err != nil {
 		return true, err
 	}

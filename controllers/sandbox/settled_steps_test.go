@@ -87,6 +87,22 @@ func TestHoldSettled(t *testing.T) {
 			},
 		},
 		{
+			name: "a start that failed before its deadline drops the wakeup it asked for at it",
+			sbx: poisonedBy(atTopology(newSandbox("s", withServices("db")), 1, db),
+				dsv1alpha1.ReasonServiceReadinessFailed, `service "db" did not pass readiness within 3 checks`),
+			objects: []client.Object{newService("db")},
+			docker: func(h *harness, s *scope) {
+				h.makeWorkspace(s)
+				h.r.Wake.At(s.key(), time.Now().Add(time.Hour))
+			},
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonServiceReadinessFailed},
+			message: "did not pass readiness",
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(h.alarm(s).IsZero()).To(BeTrue(), "a settled Sandbox is not woken at rest")
+			},
+		},
+		{
 			name:   "a run that exited 0 stays Succeeded, and without a TTL it stays",
 			sbx:    finished(atTopology(newSandbox("s", run()), 1)),
 			docker: ranAndExited,
