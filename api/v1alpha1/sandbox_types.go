@@ -215,6 +215,7 @@ type Network struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.all(e, e.matches('^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?$'))",message="network.allow entries are host, host:port, *.suffix or *.suffix:port, in lowercase (for example pypi.org, github.com:443, *.githubusercontent.com)"
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !e.split(':')[0].matches('(^|[.])[0-9]+$') || isIP(e.split(':')[0]))",message="network.allow: a host whose last label is all digits must be an IPv4 address (for example 203.0.113.7)"
 	// +kubebuilder:validation:XValidation:rule="self.all(e, !e.matches('^[^:]*:[0-9]{1,5}$') || (int(e.split(':')[1]) >= 1 && int(e.split(':')[1]) <= 65535))",message="network.allow: a port must be between 1 and 65535"
 	// +listType=atomic
 	// +optional

@@ -47,6 +47,8 @@ var _ = Describe("validation", func() {
 		Entry("an allowlist entry with a scheme", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["https://pypi.org"]}}`), "network.allow entries are host, host:port, *.suffix or *.suffix:port"),
 		Entry("an allowlist entry in capitals", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["PyPI.org"]}}`), "network.allow entries are host, host:port, *.suffix or *.suffix:port"),
 		Entry("an allowlist entry with a wildcard inside", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["py*.org"]}}`), "network.allow entries are host, host:port, *.suffix or *.suffix:port"),
+		Entry("an allowlist host with an all-digit last label", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["mirror.123"]}}`), "must be an IPv4 address"),
+		Entry("an allowlist address that is no IPv4 address", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["999.1.1.1:80"]}}`), "must be an IPv4 address"),
 		Entry("an allowlist port out of range", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["pypi.org:70000"]}}`), "a port must be between 1 and 65535"),
 		Entry("an allowlist port 0", sandbox(`{image: busybox, network: {mode: Isolated, allow: ["pypi.org:0"]}}`), "a port must be between 1 and 65535"),
 		// Sandbox: resources and workspace, positive and bounded.
