@@ -14,6 +14,8 @@ CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 ASSETS = $$(bash hack/build-controlplane.sh --quiet)
 GO_TEST := go test -count=1
 NODE ?= $(shell hostname)
+# Extra flags for make run's agent, e.g. AGENT_FLAGS="--host-firewall=false --capacity=20".
+AGENT_FLAGS ?=
 
 .PHONY: help all build manifests generate fmt vet lint check-docker test test-unit test-integration test-e2e run stop images test-images bench clean controlplane
 # help comes first so that it lists itself first; plain `make` still builds.
@@ -70,7 +72,7 @@ test-e2e: check-docker controlplane images build ## The real agent binary, real 
 # A person reads make run's terminal, so the agent logs in zap's console encoding there; everywhere else
 # (the tests, the DaemonSet, the systemd unit) it keeps JSON, which the end-to-end tests parse.
 run: check-docker controlplane images build ## Local control plane + the agent on this machine's Docker; Ctrl-C stops all.
-	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints --zap-encoder=console
+	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints --zap-encoder=console $(AGENT_FLAGS)
 
 stop: ## Stop what `make run` started, from another terminal.
 	@go run ./cmd/dockside-dev stop -pid-file .local/run.pids
