@@ -36,6 +36,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/metered"
 	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/egress"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
 )
 
@@ -247,14 +248,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			return nil, err
 		}
 	}
-	var gateways *gatewaySet
+	var proxy *egress.Proxy
 	if opts.EgressProxyPort != 0 {
-		proxy, err := newEgressProxy(opts, driver, mgr.GetClient(), mgr.GetEventRecorder("dockside-agent"), log)
-		if err != nil {
+		if proxy, err = newEgressProxy(opts, driver, mgr.GetClient(), mgr.GetEventRecorder("dockside-agent"), log); err != nil {
 			return nil, err
 		}
-		gateways = &gatewaySet{proxy: proxy, open: map[netip.Addr]bool{}}
-		if err := mgr.Add(gateways); err != nil {
+		if err := mgr.Add(serveEgress(proxy)); err != nil {
 			return nil, err
 		}
 	}
@@ -272,7 +271,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once
 		},
-		Subnets: topologySubnets, Egress: egressGateways(gateways),
+		Subnets: topologySubnets, Egress: egressGateways(proxy),
 		Archives: store, Freezes: freezes, Commands: runs, Verdicts: verdicts,
 		Images: imagepuller.New(ctx, driver, wake.Now), Wake: wake,
 	}

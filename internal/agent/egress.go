@@ -172,57 +172,21 @@ func (e *refusalEvents) record(src egress.Source, known bool, dest string, r *eg
 		"egress to %s refused (%s): %s; %d refusal(s) since the last such Event", dest, r.Reason, r.Message, n)
 }
 
-// gatewaySet serves the proxy on the gateways the Sandbox reconciler opens, and lets go of those the sweeper
-// no longer finds (sandbox.EgressGateways).
-type gatewaySet struct {
-	proxy *egress.Proxy
-
-	mu   sync.Mutex
-	open map[netip.Addr]bool
+// serveEgress stops the proxy when the agent stops, closing every listener and tunnel (a manager runnable;
+// the Sandbox reconciler and the sweeper open and close its listeners).
+func serveEgress(proxy *egress.Proxy) manager.Runnable {
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		proxy.Stop()
+		return nil
+	})
 }
 
-func (g *gatewaySet) Open(gw netip.Addr) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.proxy.Open(gw); err != nil {
-		return err
-	}
-	g.open[gw] = true
-	return nil
-}
-
-func (g *gatewaySet) Keep(gws []netip.Addr) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	keep := map[netip.Addr]bool{}
-	for _, gw := range gws {
-		keep[gw] = true
-		if !g.open[gw] && g.proxy.Open(gw) == nil {
-			g.open[gw] = true
-		}
-	}
-	for gw := range g.open {
-		if !keep[gw] {
-			g.proxy.Close(gw)
-			delete(g.open, gw)
-		}
-	}
-}
-
-// Start serves until the agent stops, then closes every listener and tunnel (a manager runnable).
-func (g *gatewaySet) Start(ctx context.Context) error {
-	<-ctx.Done()
-	g.proxy.Stop()
-	return nil
-}
-
-var _ manager.Runnable = (*gatewaySet)(nil)
-
-// egressGateways is g as the reconciler's EgressGateways: nil, not a nil pointer in an interface, when the
-// agent serves no proxy.
-func egressGateways(g *gatewaySet) sandbox.EgressGateways {
-	if g == nil {
+// egressGateways is the proxy as the reconciler's EgressGateways: nil, not a nil pointer in an interface,
+// when the agent serves no proxy.
+func egressGateways(proxy *egress.Proxy) sandbox.EgressGateways {
+	if proxy == nil {
 		return nil
 	}
-	return g
+	return proxy
 }

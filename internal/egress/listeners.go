@@ -56,6 +56,40 @@ func (p *Proxy) Close(gateway netip.Addr) {
 	}
 }
 
+// Keep serves on exactly these gateways: it opens those not served yet and closes the others. A gateway that
+// cannot be opened now is logged and left to the next Keep or Open.
+func (p *Proxy) Keep(gateways []netip.Addr) {
+	keep := make(map[netip.Addr]bool, len(gateways))
+	for _, gw := range gateways {
+		keep[gw] = true
+		if err := p.Open(gw); err != nil {
+			p.Log.Error(err, "Serving the egress proxy", "gateway", gw)
+		}
+	}
+	for _, gw := range p.served() {
+		if !keep[gw] {
+			p.Close(gw)
+		}
+	}
+}
+
+// served lists the gateways the proxy listens on.
+func (p *Proxy) served() []netip.Addr {
+	p.mu.Lock()
+	s := p.cur
+	p.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]netip.Addr, 0, len(s.gateways))
+	for gw := range s.gateways {
+		out = append(out, gw)
+	}
+	return out
+}
+
 // Addr is the address Open listens on for gateway (its port is the one the system chose when Port is 0).
 func (p *Proxy) Addr(gateway netip.Addr) (netip.AddrPort, bool) {
 	p.mu.Lock()

@@ -88,3 +88,35 @@ func TestOpenAndClose(t *testing.T) {
 		t.Fatalf("after a Stop and an Open: %s", resp.Status)
 	}
 }
+
+func TestKeepServesExactlyTheGatewaysListed(t *testing.T) {
+	expectNoLeak(t)
+	h := newHarness(t, allowed)
+	echo := echoServer(t)
+	h.name("echo.test", "127.0.0.1")
+	// One request through the harness's own listener first: its Serve then runs in the session Keep opens in,
+	// and the cleanup's Stop ends it.
+	if resp, _, _ := h.connect(fmt.Sprintf("echo.test:%d", echo)); resp.StatusCode != 200 {
+		t.Fatalf("through the harness's listener: %s", resp.Status)
+	}
+	p := h.proxy
+	other := netip.MustParseAddr("127.0.0.2")
+
+	p.Keep([]netip.Addr{loopback, other})
+	for _, gw := range []netip.Addr{loopback, other} {
+		if _, ok := p.Addr(gw); !ok {
+			t.Fatalf("%v not served after Keep listed it", gw)
+		}
+	}
+	p.Keep([]netip.Addr{other})
+	if _, ok := p.Addr(loopback); ok {
+		t.Fatal("a gateway Keep no longer lists is still served")
+	}
+	if _, ok := p.Addr(other); !ok {
+		t.Fatal("a gateway Keep still lists was let go")
+	}
+	p.Keep(nil)
+	if _, ok := p.Addr(other); ok {
+		t.Fatal("served after Keep(nil)")
+	}
+}
