@@ -216,7 +216,7 @@ spec:
 	It("closes the host's ports to Sandboxes of every mode, except the proxy port to Isolated ones", func() {
 		ns := newNamespace("egress-host")
 		hostPort := hostListener()
-		apply(ns, egressWebService+`
+		apply(ns, webService+`
 ---
 apiVersion: dockside.dev/v1alpha1
 kind: Sandbox
@@ -280,7 +280,7 @@ spec:
 
 	It("lets None with a service reach its service by name and nothing else: no proxy, no way to the host", func() {
 		ns := newNamespace("egress-none")
-		apply(ns, egressWebService+`
+		apply(ns, webService+`
 ---
 apiVersion: dockside.dev/v1alpha1
 kind: Sandbox
@@ -313,21 +313,6 @@ spec:
 		Expect(namespaceLeftovers(ns)).To(BeEmpty())
 	})
 })
-
-// egressWebService is a service that serves "ok" on port 8080.
-const egressWebService = `
-apiVersion: dockside.dev/v1alpha1
-kind: SandboxService
-metadata:
-  name: web
-spec:
-  image: dockside.dev/busybox:local
-  command: ["sh", "-c", "echo ok > /tmp/index.html && exec httpd -f -p 8080 -h /tmp"]
-  readiness:
-    command: ["wget", "-q", "-O", "/dev/null", "http://127.0.0.1:8080/"]
-    periodSeconds: 2
-    failureThreshold: 60
-`
 
 // internet starts the spec's stand-in for a server on the internet, an HTTP server on the host's loopback
 // answering body to every request, and returns its port.
