@@ -16,4 +16,8 @@ const (
 	ReasonWaitingForRun      = "WaitingForRun"      // an Execution's command runs in the Sandbox; captured after it
 	ReasonArchiveMissing     = "ArchiveMissing"     // the stored archive is gone from the node
 	ReasonArchiveCorrupt     = "ArchiveCorrupt"     // the stored archive no longer matches its digest
+
+	// ReasonNamespaceCheckpointQuotaExceeded: the capture would take the archives its namespace's Checkpoints
+	// hold on the node past the agent's --checkpoint-bytes-per-namespace.
+	ReasonNamespaceCheckpointQuotaExceeded = "NamespaceCheckpointQuotaExceeded"
 )

@@ -59,6 +59,7 @@ func run() error {
 	flag.StringVar(&opts.LeaseNamespace, "lease-namespace", agent.DefaultLeaseNamespace, "namespace of the node's Lease")
 	flag.StringVar(&opts.CheckpointDir, "checkpoint-dir", agent.DefaultCheckpointDir, "folder of the node's Checkpoint archives (kept in <dir>/<node-name>); it must be writable; \"\" turns Checkpoints and restores off")
 	flag.Int64Var(&opts.CheckpointStoreBytes, "checkpoint-store-bytes", agent.DefaultCheckpointStoreBytes, "most bytes the node's Checkpoint archives, and captures under way, take on disk; a Checkpoint that could pass it fails with reason StoreFull; 0 takes the default, and there is no unlimited setting")
+	flag.Int64Var(&opts.CheckpointBytesPerNamespace, "checkpoint-bytes-per-namespace", 0, "most bytes the Checkpoint archives of one namespace, and its captures under way, take in this node's store; a Checkpoint that would pass it fails with reason NamespaceCheckpointQuotaExceeded; 0 sets no cap (--checkpoint-store-bytes still bounds them all)")
 	flag.IntVar(&opts.MaxExecOutputBytes, "max-exec-output-bytes", dsv1alpha1.MaxExecutionOutputBytes, "node-wide ceiling of an Execution's maxOutputBytes, per stream (at most 262144)")
 	flag.StringVar(&opts.TopologyPool, "topology-pool", agent.DefaultTopologyPool, "IPv4 range from which the networks of Sandboxes with services get their /28 subnets (4096 in a /16); agents sharing one Docker daemon are best given disjoint ranges")
 	flag.DurationVar(&opts.SweepPeriod, "sweep-period", time.Minute, "how often Docker is looked over for orphans and missed events")

@@ -48,16 +48,21 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Che
 	}
 	start := time.Now()
 	bound := captureBound(sbx.Spec.Workspace.Size.Value())
-	c, err := r.Store.Create(bound)
+	c, err := r.Store.Create(bound, ckpt.Namespace)
 	if err != nil {
 		r.Freezes.Release(sbx.UID)
 		return r.storeRefused(ckpt, err)
 	}
-	frozen, err := r.copyOut(ctx, sbx, ckpt.Spec.Paths, &boundedWriter{w: c, left: bound})
+	// The namespace's cap may leave less than the bound: the copy stops at that.
+	frozen, err := r.copyOut(ctx, sbx, ckpt.Spec.Paths, &boundedWriter{w: c, left: c.Most()})
 	r.Freezes.Release(sbx.UID)
 	r.Wake(client.ObjectKeyFromObject(sbx)) // its lifecycle was left alone meanwhile
 	if err != nil {
 		r.Store.Discard(c)
+		if q := c.Quota(); q != nil && errors.Is(err, errCaptureTooLarge) {
+			r.namespaceQuotaPassed(ckpt, sbx, c.Most(), q)
+			return ctrl.Result{}, nil
+		}
 		return r.captureFailed(ckpt, sbx, bound, err)
 	}
 	a, err := r.Store.Commit(c, string(ckpt.UID))
@@ -79,12 +84,16 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Che
 	return ctrl.Result{RequeueAfter: r.Options.RecheckPeriod}, nil
 }
 
-// storeRefused handles a store without room for the capture: the Checkpoint waits while captures under
-// way hold the room (they may give it back) and fails for good when the archives kept fill the store. Any
-// other error (the store's folder not writable) is retried with backoff.
+// storeRefused handles a store without room for the capture, or a namespace without room under its cap
+// (namespaceQuotaRefused): the Checkpoint waits while captures under way hold the room (they may give it
+// back) and fails for good when the archives kept fill the store. Any other error (the store's folder not
+// writable) is retried with backoff.
 func (r *CheckpointReconciler) storeRefused(ckpt *dsv1alpha1.Checkpoint, err error) (ctrl.Result, error) {
 	var full *archive.FullError
+	var quota *archive.NamespaceQuotaError
 	switch {
+	case errors.As(err, &quota):
+		return r.namespaceQuotaRefused(ckpt, quota), nil
 	case errors.As(err, &full) && full.Transient():
 		r.wait(ckpt, dsv1alpha1.CheckpointCapturing, dsv1alpha1.ReasonWaitingForStore,
 			"waiting for captures under way on node %s: %v (the workspace's size plus archive overhead)", r.Options.Node, err)

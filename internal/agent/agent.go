@@ -108,8 +108,12 @@ type Options struct {
 	// Checkpoint that could pass it fails (StoreFull) instead. Default DefaultCheckpointStoreBytes; there is
 	// no unlimited setting.
 	CheckpointStoreBytes int64
-	CaptureTimeout       time.Duration // bound on copying one workspace out (the Sandbox is frozen meanwhile); default 5m
-	ArchiveRecheck       time.Duration // how often a Ready Checkpoint's archive is looked for on disk; default 1m
+	// CheckpointBytesPerNamespace caps the archives one namespace's Checkpoints hold in the node's store (each
+	// archive once), with its captures under way; a capture that would pass it fails
+	// (NamespaceCheckpointQuotaExceeded). 0, the default, sets no cap: the store's limit alone bounds them.
+	CheckpointBytesPerNamespace int64
+	CaptureTimeout              time.Duration // bound on copying one workspace out (the Sandbox is frozen meanwhile); default 5m
+	ArchiveRecheck              time.Duration // how often a Ready Checkpoint's archive is looked for on disk; default 1m
 
 	// TopologyPool is the IPv4 range from which the networks of Sandboxes with services get their /28
 	// subnets; default DefaultTopologyPool. Agents sharing one Docker daemon are best given disjoint pools
@@ -166,6 +170,9 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("the checkpoint store's limit must be a positive number of bytes, not %d", o.CheckpointStoreBytes)
 	}
 	setDefault(&o.CheckpointStoreBytes, DefaultCheckpointStoreBytes)
+	if o.CheckpointBytesPerNamespace < 0 {
+		return fmt.Errorf("the checkpoint bytes per namespace must be a positive number of bytes, or 0 for no cap, not %d", o.CheckpointBytesPerNamespace)
+	}
 	setDefault(&o.CaptureTimeout, 5*time.Minute)
 	setDefault(&o.ArchiveRecheck, time.Minute)
 	setDefault(&o.TopologyPool, DefaultTopologyPool)
@@ -236,7 +243,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	var store *archive.Store
 	if opts.CheckpointDir != "" {
-		if store, err = archive.Open(filepath.Join(opts.CheckpointDir, opts.Node), opts.CheckpointStoreBytes); err != nil {
+		if store, err = archive.Open(filepath.Join(opts.CheckpointDir, opts.Node),
+			archive.Limits{Store: opts.CheckpointStoreBytes, Namespace: opts.CheckpointBytesPerNamespace}); err != nil {
 			return nil, err
 		}
 	}

@@ -6,14 +6,16 @@
 //
 //	sha256/<hex>          an archive, named by the sha256 of its bytes
 //	sha256/<hex>.corrupt  an archive whose bytes no longer match its name, kept aside so that it is never used
-//	refs/<hex>/<ref>      one empty file per Checkpoint (its UID) that holds the archive <hex>
+//	refs/<hex>/<ref>      one file per Checkpoint (its UID) that holds the archive <hex>; it holds the
+//	                      Checkpoint's namespace (empty in stores written before namespaces were counted)
 //	tmp/                  captures being written; emptied when the store is opened
 //
 // The folder is the agent's own: one store per node name (two agents sharing it would race on removals).
 //
 // The store has a limit in bytes. A capture reserves, before it writes anything, the most it may write; the
 // archives kept plus the reservations of captures under way never pass the limit, so a node's disk is never
-// filled by Checkpoints, whatever the captures hold.
+// filled by Checkpoints, whatever the captures hold. It may also cap the bytes of each namespace: the archives
+// its Checkpoints hold (each once) plus its captures under way never pass that cap (namespace.go).
 package archive
 
 import (
@@ -53,11 +55,18 @@ type Archive struct {
 
 // Store keeps archives content-addressed in one folder. Its methods are safe for concurrent use.
 type Store struct {
-	dir      string
-	limit    int64      // most bytes of archives kept and reserved
-	mu       sync.Mutex // orders reference changes with the removal of unreferenced archives; guards the sizes
-	stored   int64      // bytes of the files in sha256/ (corrupt ones set aside too: they hold the disk)
-	reserved int64      // bytes reserved by captures under way
+	dir        string
+	limits     Limits
+	mu         sync.Mutex       // orders reference changes with the removal of unreferenced archives; guards the sizes
+	stored     int64            // bytes of the files in sha256/ (corrupt ones set aside too: they hold the disk)
+	reserved   int64            // bytes reserved by captures under way
+	nsReserved map[string]int64 // bytes reserved by captures under way, by namespace
+}
+
+// Limits are a store's limits in bytes.
+type Limits struct {
+	Store     int64 // most bytes of archives kept and reserved; required
+	Namespace int64 // most bytes of the archives one namespace's Checkpoints hold, and its reservations; 0: no cap
 }
 
 // FullError says that the store has no room for a capture that may write up to Want bytes.
@@ -76,20 +85,33 @@ func (e *FullError) Error() string {
 // Transient tells whether only captures under way stand in the way: the room may come back when they end.
 func (e *FullError) Transient() bool { return e.Stored+e.Want <= e.Limit }
 
-// Capture is an archive being written: a temporary file, with room for up to most bytes reserved in the
-// store until Commit or Discard.
+// Capture is an archive being written for a Checkpoint of namespace: a temporary file, with room for up to
+// most bytes reserved in the store until Commit or Discard.
 type Capture struct {
 	*os.File
-	most int64
+	most      int64
+	namespace string
+	quota     *NamespaceQuotaError // set when the namespace's cap, not what was asked, bounds the capture
 }
 
-// Open opens (creating it if needed) the store in dir with a limit of limit bytes, removes captures a
-// previous agent left unfinished and counts the archives kept.
-func Open(dir string, limit int64) (*Store, error) {
-	if limit <= 0 {
-		return nil, fmt.Errorf("checkpoint store %s: the limit must be a positive number of bytes, not %d", dir, limit)
+// Most is the most bytes the capture may write: what Create was asked for, or less when that is all the
+// namespace's cap leaves (then Quota says so).
+func (c *Capture) Most() int64 { return c.most }
+
+// Quota is, for a capture that its namespace's cap bounds below what was asked, the namespace's use when it
+// began: writing past Most would take the namespace past its cap. Nil for any other capture.
+func (c *Capture) Quota() *NamespaceQuotaError { return c.quota }
+
+// Open opens (creating it if needed) the store in dir with its limits, removes captures a previous agent left
+// unfinished and counts the archives kept.
+func Open(dir string, limits Limits) (*Store, error) {
+	if limits.Store <= 0 {
+		return nil, fmt.Errorf("checkpoint store %s: the limit must be a positive number of bytes, not %d", dir, limits.Store)
 	}
-	s := &Store{dir: dir, limit: limit}
+	if limits.Namespace < 0 {
+		return nil, fmt.Errorf("checkpoint store %s: the cap per namespace must be a positive number of bytes, or 0 for none, not %d", dir, limits.Namespace)
+	}
+	s := &Store{dir: dir, limits: limits, nsReserved: map[string]int64{}}
 	if err := os.RemoveAll(s.path("tmp")); err != nil {
 		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
 	}
@@ -106,19 +128,23 @@ func Open(dir string, limit int64) (*Store, error) {
 	return s, nil
 }
 
-// Create starts a new archive that may take up to most bytes: a temporary file that Commit stores or
-// Discard drops. It reserves the room first, and fails with a *FullError when the archives kept and the
-// reservations of other captures leave less than most under the limit.
-func (s *Store) Create(most int64) (*Capture, error) {
-	if err := s.reserve(most); err != nil {
+// Create starts a new archive of a Checkpoint of namespace that may take up to most bytes: a temporary file
+// that Commit stores or Discard drops. It reserves the room first: less than most when that is all the
+// namespace's cap leaves (Capture.Quota), or it fails with a *NamespaceQuotaError when the namespace has no
+// room, and with a *FullError when the archives kept and the reservations of other captures leave less than
+// the capture's bound under the store's limit.
+func (s *Store) Create(most int64, namespace string) (*Capture, error) {
+	c := &Capture{most: most, namespace: namespace}
+	if err := s.reserve(c); err != nil {
 		return nil, err
 	}
 	f, err := os.CreateTemp(s.path("tmp"), "capture-*.tar")
 	if err != nil {
-		s.unreserve(most)
+		s.unreserve(c)
 		return nil, err
 	}
-	return &Capture{File: f, most: most}, nil
+	c.File = f
+	return c, nil
 }
 
 // Discard drops an archive started with Create and not committed, and gives its room back. Discarding
@@ -126,7 +152,7 @@ func (s *Store) Create(most int64) (*Capture, error) {
 func (s *Store) Discard(c *Capture) {
 	c.Close()
 	os.Remove(c.Name())
-	s.unreserve(c.most)
+	s.unreserve(c)
 	c.most = 0
 }
 
@@ -167,7 +193,7 @@ func (s *Store) Commit(c *Capture, ref string) (Archive, error) {
 	if err := os.MkdirAll(refs, 0o700); err != nil {
 		return Archive{}, err
 	}
-	if err := os.WriteFile(filepath.Join(refs, ref), nil, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(refs, ref), []byte(c.namespace), 0o600); err != nil {
 		return Archive{}, err
 	}
 	return a, nil
@@ -270,21 +296,30 @@ func (s *Store) removeLocked(p string) error {
 	return nil
 }
 
-// reserve sets aside room for a capture of up to most bytes, or says why there is none.
-func (s *Store) reserve(most int64) error {
+// reserve sets aside room for the capture, first bounding it by its namespace's cap, or says why there is none.
+func (s *Store) reserve(c *Capture) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stored+s.reserved+most > s.limit {
-		return &FullError{Want: most, Stored: s.stored, Reserved: s.reserved, Limit: s.limit}
+	if s.limits.Namespace > 0 {
+		if err := s.fitNamespaceLocked(c); err != nil {
+			return err
+		}
 	}
-	s.reserved += most
+	if s.stored+s.reserved+c.most > s.limits.Store {
+		return &FullError{Want: c.most, Stored: s.stored, Reserved: s.reserved, Limit: s.limits.Store}
+	}
+	s.reserved += c.most
+	s.nsReserved[c.namespace] += c.most
 	return nil
 }
 
-func (s *Store) unreserve(most int64) {
+func (s *Store) unreserve(c *Capture) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.reserved -= most
+	s.reserved -= c.most
+	if s.nsReserved[c.namespace] -= c.most; s.nsReserved[c.namespace] == 0 {
+		delete(s.nsReserved, c.namespace)
+	}
 }
 
 // sizeOf adds up the sizes of the files in dir.

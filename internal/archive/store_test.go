@@ -30,7 +30,7 @@ const roomy = 1 << 20
 
 // commit stores data as ref's archive, reserving just its size.
 func commit(g *WithT, s *Store, ref string, data []byte) (Archive, error) {
-	f, err := s.Create(int64(len(data)))
+	f, err := s.Create(int64(len(data)), "team-a")
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = f.Write(data)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -49,7 +49,7 @@ func entries(g *WithT, dir string) []string {
 
 func TestCommitStoresByDigestAndReadsBack(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir(), roomy)
+	s, err := Open(t.TempDir(), Limits{Store: roomy})
 	g.Expect(err).NotTo(HaveOccurred())
 	data := tarOf("a", "dir/b")
 	a, err := commit(g, s, "uid-1", data)
@@ -71,7 +71,7 @@ func TestCommitStoresByDigestAndReadsBack(t *testing.T) {
 
 func TestCommitRefusesWhatIsNotACompleteTarStream(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir(), roomy)
+	s, err := Open(t.TempDir(), Limits{Store: roomy})
 	g.Expect(err).NotTo(HaveOccurred())
 	data := tarOf("file-with-some-content")
 	for name, bad := range map[string][]byte{
@@ -89,7 +89,7 @@ func TestCommitRefusesWhatIsNotACompleteTarStream(t *testing.T) {
 
 func TestSharedArchiveIsRemovedWithItsLastReference(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir(), roomy)
+	s, err := Open(t.TempDir(), Limits{Store: roomy})
 	g.Expect(err).NotTo(HaveOccurred())
 	data := tarOf("same")
 	a1, err := commit(g, s, "uid-1", data)
@@ -109,7 +109,7 @@ func TestSharedArchiveIsRemovedWithItsLastReference(t *testing.T) {
 
 func TestRecommitMovesTheReference(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir(), roomy)
+	s, err := Open(t.TempDir(), Limits{Store: roomy})
 	g.Expect(err).NotTo(HaveOccurred())
 	old, err := commit(g, s, "uid-1", tarOf("old"))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -121,7 +121,7 @@ func TestRecommitMovesTheReference(t *testing.T) {
 
 func TestMissingAndCorruptArchivesAreReported(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir(), roomy)
+	s, err := Open(t.TempDir(), Limits{Store: roomy})
 	g.Expect(err).NotTo(HaveOccurred())
 	a, err := commit(g, s, "uid-1", tarOf("precious"))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -148,12 +148,12 @@ func TestMissingAndCorruptArchivesAreReported(t *testing.T) {
 func TestOpenClearsUnfinishedCaptures(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
-	s, err := Open(dir, roomy)
+	s, err := Open(dir, Limits{Store: roomy})
 	g.Expect(err).NotTo(HaveOccurred())
-	f, err := s.Create(1)
+	f, err := s.Create(1, "team-a")
 	g.Expect(err).NotTo(HaveOccurred())
 	f.Close()
-	_, err = Open(dir, roomy)
+	_, err = Open(dir, Limits{Store: roomy})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(entries(g, filepath.Join(dir, "tmp"))).To(BeEmpty())
 }
@@ -162,14 +162,14 @@ func TestOpenFailsOnAFolderItCannotWrite(t *testing.T) {
 	g := NewWithT(t)
 	file := filepath.Join(t.TempDir(), "a-file")
 	g.Expect(os.WriteFile(file, nil, 0o600)).To(Succeed())
-	_, err := Open(filepath.Join(file, "store"), roomy)
+	_, err := Open(filepath.Join(file, "store"), Limits{Store: roomy})
 	g.Expect(err).To(HaveOccurred())
 }
 
 func TestOpenRefusesALimitThatIsNotPositive(t *testing.T) {
 	g := NewWithT(t)
 	for _, limit := range []int64{0, -1} {
-		_, err := Open(t.TempDir(), limit)
+		_, err := Open(t.TempDir(), Limits{Store: limit})
 		g.Expect(err).To(MatchError(ContainSubstring("must be a positive number of bytes")), "limit %d", limit)
 	}
 }
@@ -184,7 +184,7 @@ func TestStoreKeepsArchivesAndReservationsUnderItsLimit(t *testing.T) {
 	size := int64(len(one))
 	g.Expect(other).To(HaveLen(len(one)))
 	limit := 2*size + size/2
-	s, err := Open(dir, limit)
+	s, err := Open(dir, Limits{Store: limit})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	_, err = commit(g, s, "uid-1", one)
@@ -193,9 +193,9 @@ func TestStoreKeepsArchivesAndReservationsUnderItsLimit(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(s.stored).To(Equal(size), "an archive two Checkpoints share counts once")
 
-	underWay, err := s.Create(size)
+	underWay, err := s.Create(size, "team-a")
 	g.Expect(err).NotTo(HaveOccurred())
-	_, err = s.Create(size)
+	_, err = s.Create(size, "team-a")
 	var full *FullError
 	g.Expect(errors.As(err, &full)).To(BeTrue(), "%v", err)
 	g.Expect(*full).To(Equal(FullError{Want: size, Stored: size, Reserved: size, Limit: limit}))
@@ -208,12 +208,12 @@ func TestStoreKeepsArchivesAndReservationsUnderItsLimit(t *testing.T) {
 	_, err = commit(g, s, "uid-3", other)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(s.stored).To(Equal(2 * size))
-	_, err = s.Create(size)
+	_, err = s.Create(size, "team-a")
 	g.Expect(errors.As(err, &full)).To(BeTrue(), "%v", err)
 	g.Expect(full.Transient()).To(BeFalse(), "the archives kept fill the store")
 	g.Expect(entries(g, filepath.Join(dir, "tmp"))).To(BeEmpty(), "a refused capture leaves no file")
 
-	reopened, err := Open(dir, limit)
+	reopened, err := Open(dir, Limits{Store: limit})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(reopened.stored).To(Equal(2*size), "a restarted agent counts what is kept")
 
@@ -221,17 +221,17 @@ func TestStoreKeepsArchivesAndReservationsUnderItsLimit(t *testing.T) {
 	g.Expect(s.stored).To(Equal(2*size), "uid-2 still holds the shared archive")
 	g.Expect(s.Release("uid-2")).To(Succeed())
 	g.Expect(s.stored).To(Equal(size))
-	c, err := s.Create(size)
+	c, err := s.Create(size, "team-a")
 	g.Expect(err).NotTo(HaveOccurred(), "releasing made room")
 	s.Discard(c)
 }
 
 func TestCommitRefusesAnArchiveLargerThanItsReservation(t *testing.T) {
 	g := NewWithT(t)
-	s, err := Open(t.TempDir(), roomy)
+	s, err := Open(t.TempDir(), Limits{Store: roomy})
 	g.Expect(err).NotTo(HaveOccurred())
 	data := tarOf("bigger than reserved")
-	c, err := s.Create(int64(len(data)) - 1)
+	c, err := s.Create(int64(len(data))-1, "team-a")
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = c.Write(data)
 	g.Expect(err).NotTo(HaveOccurred())
