@@ -99,6 +99,11 @@ const (
 	ReasonImageDigestMismatch    = "ImageDigestMismatch"    // a pull of a pinned image brought content of another digest
 	ReasonImageDeclaresVolumes   = "ImageDeclaresVolumes"   // the image declares a VOLUME no workspace or scratch mount covers
 	ReasonImagePullSecretInvalid = "ImagePullSecretInvalid" // imagePullSecret is not a readable kubernetes.io/dockerconfigjson Secret
+	// ReasonImagePullCredentialsRequired: the node holds the image from a pull with another namespace's
+	// credentials, and this namespace's were not verified for it: its registry refused them (or the lack of
+	// any), or imagePullPolicy Never forbids asking. Nothing of the start is built; a changed imagePullSecret
+	// is tried until the startup deadline.
+	ReasonImagePullCredentialsRequired = "ImagePullCredentialsRequired"
 
 	// Containment the node refuses. Each message names the node and the agent flag or storage driver.
 	ReasonRootNotAllowed          = "RootNotAllowed"          // runAsRoot on the Sandbox or a service, and the agent runs without --allow-root

@@ -111,6 +111,10 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 		WithStatusSubresource(&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxService{}, &dsv1alpha1.Checkpoint{}, &dsv1alpha1.Execution{}).
 		WithInterceptorFuncs(h.interceptor()).Build()
 	h.requeues = make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 100)
+	pulls, err := imagepuller.OpenRecords("") // the node's pull records, in memory
+	if err != nil {
+		t.Fatal(err)
+	}
 	h.r = &SandboxReconciler{
 		Client: h.client, APIReader: h.client, Unbound: h.client, Driver: h.view, Recorder: h.events,
 		Options: SandboxOptions{
@@ -120,7 +124,7 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 		Egress:   &h.egress,
 		Freezes:  &Freezes{},
 		Verdicts: NewVerdicts(func(key types.NamespacedName) { h.poisons <- key }),
-		Images:   imagepuller.New(h.ctx, h.view, h.wokenByPull),
+		Images:   imagepuller.New(h.ctx, h.view, pulls, h.wokenByPull),
 		Wake:     NewWakeups(h.ctx, h.requeues),
 	}
 	return h

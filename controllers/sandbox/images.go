@@ -84,20 +84,21 @@ func (r *SandboxReconciler) ensureImage(ctx context.Context, s *scope, n imageNe
 		stop, err := s.fail(dsv1alpha1.ReasonImageFailed, "inspecting the image of "+n.what, err)
 		return nil, stop, err
 	}
+	auth, authErr := r.pullAuth(ctx, s.sbx.Namespace, n.secret, n.image)
 	if n.policy == dsv1alpha1.PullNever {
-		if !img.Exists {
-			s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPresent, "imagePullPolicy of %s is Never and node %s does not hold its image %s", n.what, r.Options.Node, n.image)
-			s.after(r.Options.SpecRetry) // it may be loaded onto the node before the startup deadline
-			return nil, true, nil
-		}
-		return nil, r.checkVolumes(s, n, img), nil
+		return nil, r.presentOnly(s, n, img, auth, authErr), nil
 	}
-	auth, authErr := r.pullAuth(ctx, s.sbx.Namespace, n.secret, n.image) // needed only for a pull
 	req := imagepuller.Request{Ref: n.image, Auth: auth, Waiter: s.key(), Start: s.startID(), Until: s.startupDeadline}
 	st, brought := r.Images.Brought(req)
-	if !img.Exists || (n.policy == dsv1alpha1.PullAlways && !brought) {
-		if authErr != nil {
+	// An image present only because other credentials pulled it is used once the registry took these.
+	verify := img.Exists && !brought && n.policy != dsv1alpha1.PullAlways && !r.Images.Usable(n.image, img.ID, auth)
+	if !img.Exists || (n.policy == dsv1alpha1.PullAlways && !brought) || verify {
+		switch {
+		case authErr != nil:
 			return r.credentialsProblem(s, n, authErr)
+		case verify:
+			wait, stop := r.verifyCredentials(s, n, req)
+			return wait, stop, nil
 		}
 		return r.followPull(s, n, r.Images.Pull(req)), false, nil
 	}
@@ -109,6 +110,71 @@ func (r *SandboxReconciler) ensureImage(ctx context.Context, s *scope, n imageNe
 		}
 	}
 	return nil, r.checkVolumes(s, n, img), nil
+}
+
+// presentOnly checks an image of pull policy Never: the node must hold it, and the credentials of the
+// Sandbox's namespace must have been verified for it if other credentials pulled it, since no pull may
+// verify them now. It tells whether the pass stops.
+func (r *SandboxReconciler) presentOnly(s *scope, n imageNeed, img dd.ImageInfo, auth *dd.RegistryAuth, authErr error) bool {
+	switch {
+	case !img.Exists:
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPresent, "imagePullPolicy of %s is Never and node %s does not hold its image %s", n.what, r.Options.Node, n.image)
+	case !r.Images.Usable(n.image, img.ID, auth):
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImagePullCredentialsRequired, "%s, and imagePullPolicy Never forbids asking its registry%s",
+			notVerified(r.Options.Node, n), secretTrouble(authErr))
+	default:
+		return r.checkVolumes(s, n, img)
+	}
+	s.after(r.Options.SpecRetry) // it may be loaded, or its credentials verified by another start, before the deadline
+	return true
+}
+
+// verifyCredentials has the registry check the credentials of the Sandbox's namespace for an image the node
+// holds from a pull with other credentials, by pulling it with them: for an image present that fetches its
+// manifest and no layer (docs/architecture.md, "Pull credentials stay in their namespace"). A refusal is
+// Stalled until the imagePullSecret changes; other failures are tried again like any pull's. It returns the
+// outcome to wait with, or stop when the pass ends on a refusal.
+func (r *SandboxReconciler) verifyCredentials(s *scope, n imageNeed, req imagepuller.Request) (*outcome, bool) {
+	if st, refused := r.Images.Refused(req); refused {
+		msg := fmt.Sprintf("%s: its registry refused a pull %s (%s)", notVerified(r.Options.Node, n), credentialsOf(n, req.Auth), driverReason(st.Err))
+		if st.News {
+			r.event(s.sbx, true, EventPullFailed, "Pull", "%s", msg)
+		}
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImagePullCredentialsRequired, "%s", msg)
+		s.after(r.Options.SpecRetry) // the Secret is read again: other credentials are another pull
+		return nil, true
+	}
+	st := r.Images.Pull(req)
+	wait := r.followPull(s, n, st)
+	if st.Pulling {
+		wait.message = fmt.Sprintf("verifying with its registry the credentials of this namespace for image %s of %s, which node %s holds from a pull with other credentials",
+			n.image, n.what, r.Options.Node)
+	}
+	return wait, false
+}
+
+// notVerified says what keeps an image from a Sandbox whose namespace's credentials were not verified for it.
+func notVerified(node string, n imageNeed) string {
+	return fmt.Sprintf("image %s of %s is present on node %s but this namespace's credentials were not verified for it", n.image, n.what, node)
+}
+
+// credentialsOf says, without a value, which credentials a pull for n used.
+func credentialsOf(n imageNeed, auth *dd.RegistryAuth) string {
+	switch {
+	case n.secret == nil:
+		return "without credentials (no imagePullSecret)"
+	case auth == nil:
+		return fmt.Sprintf("without credentials (imagePullSecret %q has none for %s)", n.secret.Name, imagepuller.Registry(n.image))
+	}
+	return fmt.Sprintf("with imagePullSecret %q", n.secret.Name)
+}
+
+// secretTrouble adds why the imagePullSecret gave no credentials, if it could not be read.
+func secretTrouble(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "; " + err.Error()
 }
 
 // credentialsProblem handles an imagePullSecret a pull needs but cannot use. A missing Secret is waited for

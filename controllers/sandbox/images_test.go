@@ -17,23 +17,6 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
-func TestRegistryOf(t *testing.T) {
-	g := NewWithT(t)
-	for image, registry := range map[string]string{
-		"busybox":                        "docker.io",
-		"team/tool:1":                    "docker.io",
-		"docker.io/team/tool:1":          "docker.io",
-		"registry.example/team/tool:1":   "registry.example",
-		"Registry.Example:5000/tool@sha": "registry.example:5000",
-		"localhost/tool":                 "localhost",
-		"127.0.0.1:1/nothing/here:1":     "127.0.0.1:1",
-	} {
-		g.Expect(registryOf(image)).To(Equal(registry), image)
-	}
-	g.Expect(registryHost("https://index.docker.io/v1/")).To(Equal("docker.io"))
-	g.Expect(registryHost("http://registry.example:5000/v2/")).To(Equal("registry.example:5000"))
-}
-
 func TestPullAuthReadsTheRegistrysEntry(t *testing.T) {
 	g := NewWithT(t)
 	scheme := runtime.NewScheme()

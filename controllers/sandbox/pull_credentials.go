@@ -13,12 +13,8 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/imagepuller"
 )
-
-// dockerHub is the registry of references that name none, under the names its credentials go by.
-const dockerHub = "docker.io"
-
-var dockerHubAliases = map[string]bool{"docker.io": true, "index.docker.io": true, "registry-1.docker.io": true}
 
 // missingPullSecretError says which imagePullSecret is missing; invalidPullSecretError why one is unusable.
 // Neither names a value.
@@ -65,9 +61,9 @@ func (r *SandboxReconciler) pullAuth(ctx context.Context, namespace string, ref 
 	if err := json.Unmarshal(secret.Data[corev1.DockerConfigJsonKey], &cfg); err != nil {
 		return nil, &invalidPullSecretError{name: ref.Name, why: "does not hold a readable " + corev1.DockerConfigJsonKey}
 	}
-	registry := registryOf(image)
+	registry := imagepuller.Registry(image)
 	for server, entry := range cfg.Auths {
-		if registryHost(server) != registry {
+		if imagepuller.RegistryHost(server) != registry {
 			continue
 		}
 		auth := &dd.RegistryAuth{ServerAddress: server, Username: entry.Username, Password: entry.Password, IdentityToken: entry.IdentityToken}
@@ -82,25 +78,4 @@ func (r *SandboxReconciler) pullAuth(ctx context.Context, namespace string, ref 
 		return auth, nil
 	}
 	return nil, nil
-}
-
-// registryOf is the registry an image reference pulls from, by Docker's rule: a first path component with
-// a '.' or a ':', or localhost, names it; otherwise it is Docker Hub.
-func registryOf(image string) string {
-	first, _, ok := strings.Cut(image, "/")
-	if ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
-		return registryHost(first)
-	}
-	return dockerHub
-}
-
-// registryHost is the host[:port] of a registry as credentials name it ("https://index.docker.io/v1/",
-// "registry.example:5000"), with Docker Hub's names made one.
-func registryHost(server string) string {
-	host := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(server), "https://"), "http://")
-	host, _, _ = strings.Cut(host, "/")
-	if dockerHubAliases[host] {
-		return dockerHub
-	}
-	return host
 }

@@ -14,6 +14,8 @@ type RegistryImage struct {
 	Digest string           // the digest the pull reports; "" reports the reference's own pin, if any
 	Delay  time.Duration    // how long the pull takes, in four progress steps; ctx ending first cuts it short
 	Auth   *dd.RegistryAuth // the credentials the registry insists on; nil lets anyone pull
+	// OtherAuth are further credentials it takes as well as Auth: other users of a private image.
+	OtherAuth []dd.RegistryAuth
 }
 
 // pullSteps is how many progress reports (layers) a fake pull makes.
@@ -37,7 +39,7 @@ func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAut
 		switch {
 		case !ok:
 			return dd.PullResult{}, dd.NewError(dd.KindNotFound, dd.PhaseImage, ref, "the registry has no such image, or it needs credentials")
-		case img.Auth != nil && (auth == nil || !sameCredentials(*auth, *img.Auth)):
+		case img.Auth != nil && !img.takes(auth):
 			return dd.PullResult{}, dd.NewError(dd.KindConflict, dd.PhaseImage, ref, "the registry refused the credentials")
 		}
 		for i := 1; i <= pullSteps; i++ {
@@ -57,6 +59,20 @@ func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAut
 		}
 		return dd.PullResult{Digest: digest}, nil
 	})
+}
+
+// takes tells whether the registry lets auth (nil: none) pull a private image. Like Docker's, it asks
+// whether or not the node holds the image already.
+func (img RegistryImage) takes(auth *dd.RegistryAuth) bool {
+	if auth == nil {
+		return false
+	}
+	for _, ok := range append([]dd.RegistryAuth{*img.Auth}, img.OtherAuth...) {
+		if sameCredentials(*auth, ok) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameCredentials compares what a registry checks; ServerAddress only says where credentials are for.

@@ -33,7 +33,8 @@ func TestPullFailsLikeARegistry(t *testing.T) {
 	g := NewWithT(t)
 	f := newFake()
 	creds := &dd.RegistryAuth{ServerAddress: "registry.example", Username: "me", Password: "pw"}
-	f.AddRegistryImage("registry.example/private:1", fake.RegistryImage{Auth: creds, Digest: "sha256:other"})
+	other := dd.RegistryAuth{ServerAddress: "registry.example", Username: "you", Password: "pw2"}
+	f.AddRegistryImage("registry.example/private:1", fake.RegistryImage{Auth: creds, OtherAuth: []dd.RegistryAuth{other}, Digest: "sha256:other"})
 	f.AddRegistryImage("registry.example/slow:1", fake.RegistryImage{Delay: time.Hour})
 
 	_, err := f.PullImage(context.Background(), "registry.example/none:1", nil, nil)
@@ -45,13 +46,20 @@ func TestPullFailsLikeARegistry(t *testing.T) {
 	res, err := f.PullImage(context.Background(), "registry.example/private:1", creds, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Digest).To(Equal("sha256:other"))
+	_, err = f.PullImage(context.Background(), "registry.example/private:1", nil, nil)
+	g.Expect(dd.IsConflict(err)).To(BeTrue(), "the registry is asked although the node holds the image")
+	img, _ := f.InspectImage(context.Background(), "registry.example/private:1")
+	g.Expect(img.Exists).To(BeTrue(), "a refused pull leaves the image there")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_, err = f.PullImage(ctx, "registry.example/slow:1", nil, nil)
 	g.Expect(dd.IsUncertain(err)).To(BeTrue())
-	img, _ := f.InspectImage(context.Background(), "registry.example/slow:1")
+	img, _ = f.InspectImage(context.Background(), "registry.example/slow:1")
 	g.Expect(img.Exists).To(BeFalse(), "a pull cut short leaves nothing")
+
+	_, err = f.PullImage(context.Background(), "registry.example/private:1", &other, nil)
+	g.Expect(err).NotTo(HaveOccurred(), "another user of the image")
 
 	f.FailNext(fake.OpPullImage, dd.KindUncertain)
 	_, err = f.PullImage(context.Background(), "registry.example/private:1", creds, nil)

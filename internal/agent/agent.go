@@ -265,6 +265,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			return nil, err
 		}
 	}
+	pulls, err := imagepuller.OpenRecords(pullRecordsPath(opts))
+	if err != nil {
+		return nil, err
+	}
 	requeues := make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 1024)
 	freezes := &sandbox.Freezes{}
 	runs := execution.NewRuns()
@@ -281,7 +285,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		},
 		Subnets: topologySubnets, Egress: egressGateways(proxy),
 		Archives: store, Freezes: freezes, Commands: runs, Verdicts: verdicts,
-		Images: imagepuller.New(ctx, driver, wake.Now), Wake: wake,
+		Images: imagepuller.New(ctx, driver, pulls, wake.Now), Wake: wake,
 	}
 	if err := r.SetupWithManager(ctx, mgr, sandbox.Watches{
 		Unbound: unbound, Requeues: requeues, Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,

@@ -3,8 +3,6 @@ package imagepuller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"sync"
 	"time"
 
@@ -28,17 +26,19 @@ const (
 // Failures of one image are tried again with a backoff shared by all its waiters, so that a registry is
 // never hammered by many Sandboxes at once.
 type Puller struct {
-	ctx    context.Context
-	driver dd.Driver
-	wake   func(types.NamespacedName) // brings a pass over a waiting Sandbox
+	ctx     context.Context
+	driver  dd.Driver
+	records *Records                   // which credentials brought each image pulled
+	wake    func(types.NamespacedName) // brings a pass over a waiting Sandbox
 
 	mu    sync.Mutex
 	pulls map[string]*pull // the latest pull of each image and credentials
 }
 
-// New pulls through driver until ctx ends, waking waiters through wake.
-func New(ctx context.Context, driver dd.Driver, wake func(types.NamespacedName)) *Puller {
-	return &Puller{ctx: ctx, driver: driver, wake: wake, pulls: map[string]*pull{}}
+// New pulls through driver until ctx ends, keeping in records what each pull brought with which
+// credentials, and waking waiters through wake.
+func New(ctx context.Context, driver dd.Driver, records *Records, wake func(types.NamespacedName)) *Puller {
+	return &Puller{ctx: ctx, driver: driver, records: records, wake: wake, pulls: map[string]*pull{}}
 }
 
 // Request is what one start of a Sandbox needs.
@@ -130,9 +130,59 @@ func (p *Puller) start(pl *pull) {
 	pl.cancel = cancel
 	pl.expiry = time.AfterFunc(time.Until(pl.until), func() { p.expire(pl) })
 	go func() {
-		res, err := p.driver.PullImage(ctx, pl.ref, pl.auth, func(pr dd.PullProgress) { p.progressed(pl, pr) })
+		res, err := p.fetch(ctx, pl)
 		p.finish(pl, res, err)
 	}()
+}
+
+// fetch makes the pull and records which credentials brought what (see Records). A pull whose image cannot
+// be looked at afterwards failed: what it brought is unknown, so it is no news to anyone waiting.
+func (p *Puller) fetch(ctx context.Context, pl *pull) (dd.PullResult, error) {
+	if pl.auth != nil {
+		if err := p.records.pulling(pl.ref); err != nil {
+			return dd.PullResult{}, dd.NewError(dd.KindUncertain, dd.PhaseImage, pl.ref, "the agent could not record the pull: "+err.Error())
+		}
+	}
+	res, err := p.driver.PullImage(ctx, pl.ref, pl.auth, func(pr dd.PullProgress) { p.progressed(pl, pr) })
+	if err != nil {
+		return res, err
+	}
+	img, err := p.driver.InspectImage(ctx, pl.ref)
+	switch {
+	case err != nil:
+		return dd.PullResult{}, err
+	case !img.Exists:
+		return dd.PullResult{}, dd.NewError(dd.KindUncertain, dd.PhaseImage, pl.ref, "the pulled image was gone at once")
+	}
+	if err := p.records.pulled(pl.ref, img.ID, pl.auth); err != nil {
+		return dd.PullResult{}, dd.NewError(dd.KindUncertain, dd.PhaseImage, pl.ref, "the agent could not record the pull: "+err.Error())
+	}
+	return res, nil
+}
+
+// Usable tells whether an image the node holds, of ID id and named ref, may be used with auth without
+// asking its registry (see Records).
+func (p *Puller) Usable(ref, id string, auth *dd.RegistryAuth) bool {
+	return p.records.Usable(ref, id, auth)
+}
+
+// Refused returns the latest pull of req's image and credentials if the registry refused it (the
+// credentials, or the image for them): asking again with the same credentials would get the same answer.
+// Its end is news once to a start that waited on it.
+func (p *Puller) Refused(req Request) (State, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl := p.pulls[pullKey(req.Ref, req.Auth)]
+	if pl == nil || pl.err == nil || !refusal(pl.err) {
+		return State{}, false
+	}
+	return pl.tell(req.Start), true
+}
+
+// refusal tells the registry's no (refused credentials, or no such image for them) from a failure to ask.
+func refusal(err error) bool {
+	kind := dd.KindOf(err)
+	return kind == dd.KindConflict || kind == dd.KindNotFound
 }
 
 // expire ends the pull once the latest deadline among its waiters has passed (it may have moved later).
@@ -234,6 +284,5 @@ func pullKey(ref string, auth *dd.RegistryAuth) string {
 	if auth == nil {
 		return ref
 	}
-	sum := sha256.Sum256([]byte(auth.ServerAddress + "\x00" + auth.Username + "\x00" + auth.Password + "\x00" + auth.IdentityToken))
-	return ref + "\x00" + hex.EncodeToString(sum[:])
+	return ref + "\x00" + credentialHash(*auth)
 }

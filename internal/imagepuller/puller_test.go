@@ -18,7 +18,11 @@ func newTestPuller(t *testing.T) (*Puller, *fake.Driver, chan types.NamespacedNa
 	t.Cleanup(cancel)
 	docker := fake.New("node-a")
 	out := make(chan types.NamespacedName, 64)
-	return New(ctx, docker, func(key types.NamespacedName) { out <- key }), docker, out
+	records, err := OpenRecords("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(ctx, docker, records, func(key types.NamespacedName) { out <- key }), docker, out
 }
 
 func request(ref, name string, until time.Duration) Request {
