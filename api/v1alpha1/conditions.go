@@ -25,7 +25,7 @@ const (
 	ReasonRunning = "Running" // up and as asked (Sandbox), the command runs (Execution)
 
 	// Which phase failed.
-	ReasonSecretNotFound    = "SecretNotFound"    // an env valueFrom names a missing Secret or key (Sandbox, SandboxService)
+	ReasonSecretNotFound    = "SecretNotFound"    // an env valueFrom or a secret file names a missing Secret or key (Sandbox, SandboxService)
 	ReasonDockerUnavailable = "DockerUnavailable" // the daemon did not answer; retried (Sandbox, Checkpoint)
 
 	// How a run ended: a Sandbox's run (status.result.reason) or an Execution (status.reason). An Execution

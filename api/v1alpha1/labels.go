@@ -23,4 +23,5 @@ const (
 	RoleHolder    = "holder"    // the tiny container that keeps the tmpfs workspace alive
 	RoleNetwork   = "network"   // a per-topology bridge
 	RoleWorkspace = "workspace" // the workspace volume
+	RoleSecrets   = "secrets"   // the volume of a Sandbox's secretFiles
 )

@@ -13,8 +13,8 @@ const MaxServices = 8
 const MaxOutputTailBytes = 8192
 
 // SandboxSpec is what the user wants: one primary container, its services and the limits around them.
-// Changing image, command, args, env, workingDir, resources, scratch, rootFilesystem, runAsRoot, network or
-// services rolls the topology to a new generation that keeps the workspace; changing lifecycle pauses or resumes; workspace and restoreFrom
+// Changing image, command, args, env, secretFiles, workingDir, resources, scratch, rootFilesystem, runAsRoot,
+// network or services rolls the topology to a new generation that keeps the workspace; changing lifecycle pauses or resumes; workspace and restoreFrom
 // are fixed at creation and nodeName once set. imagePullPolicy and imagePullSecret apply from the next start
 // on, startupDeadlineSeconds at once to a start going on; a start that failed is made again only by a change
 // that rolls the topology.
@@ -23,6 +23,7 @@ const MaxOutputTailBytes = 8192
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom) && (!has(self.restoreFrom) || self.restoreFrom == oldSelf.restoreFrom)",message="restoreFrom is set when the Sandbox is created and cannot be added, changed or removed later"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || (has(self.nodeName) && self.nodeName == oldSelf.nodeName)",message="nodeName cannot be changed or removed once set; delete the Sandbox and create it again to move it"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.workspace) || !has(self.workspace.mountPath) || self.scratch.all(m, m.mountPath != self.workspace.mountPath)",message="a scratch mountPath must differ from the workspace mountPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.secretFiles) || size(self.secretFiles) == 0 || ((!has(self.workspace) || !has(self.workspace.mountPath) || !(self.workspace.mountPath + '/').startsWith('/run/secrets/dockside/')) && (!has(self.scratch) || self.scratch.all(m, !(m.mountPath + '/').startsWith('/run/secrets/dockside/'))))",message="secretFiles are mounted at /run/secrets/dockside: the workspace and scratch mountPaths must not be that directory or under it"
 type SandboxSpec struct {
 	// image of the primary container, as a reference like registry.example/team/tool:1.2 or
 	// name@sha256:<digest>. Pinning a digest is recommended (a pinned image is checked against its digest
@@ -98,6 +99,19 @@ type SandboxSpec struct {
 	// +listMapKey=mountPath
 	// +optional
 	Scratch []ScratchMount `json:"scratch,omitempty"`
+
+	// secretFiles puts Secret keys into files under /run/secrets/dockside in the primary container: a
+	// memory-backed mount, read-only there, whose files (mode 0400, owned by the container's user) are
+	// written before the primary starts. Unlike env, their values are not in the container's configuration
+	// (docker inspect), not in the environment Executions inherit, and gone from the node's memory once the
+	// primary stops. The Secrets are read at each start of the topology: a changed value reaches the files at
+	// the next roll. Services get none. At most 16, whose values take at most 1 MiB together.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(f, self.exists_one(g, g.path == f.path))",message="secretFiles paths must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(f, self.all(g, !g.path.startsWith(f.path + '/')))",message="a secretFiles path cannot be both a file and the directory of another path (like token and token/x)"
+	// +listType=atomic
+	// +optional
+	SecretFiles []SecretFile `json:"secretFiles,omitempty"`
 
 	// rootFilesystem says whether the primary container may write to its root file system: ReadOnly (the
 	// default), or Writable up to a size on nodes that can cap it (reason WritableRootUnsupported elsewhere).

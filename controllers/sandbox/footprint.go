@@ -13,7 +13,7 @@ import (
 // What a Sandbox holds on its node, as admission counts it (docs/architecture.md, "The Docker mapping"):
 //
 //   - its workspace (a tmpfs volume: memory, kept for the Sandbox's whole life) and its holder's memory limit,
-//     always;
+//     always, and the volume of its secret files when it has any;
 //   - the memory limit of its primary and of each of its services, while its topology may run. A settled
 //     topology (a finished run, a session stopped at its deadline, a poisoned one) is stopped by the pass
 //     after the one that recorded it, so it counts only its workspace and holder until the Sandbox is
@@ -27,7 +27,7 @@ import (
 // footprint is the memory in bytes the Sandbox holds on its node; services are the SandboxServices it
 // names, in spec order, nil where one does not exist.
 func footprint(sbx *dsv1alpha1.Sandbox, services []*dsv1alpha1.SandboxService) int64 {
-	held := workspaceBytes(sbx.Spec.Workspace) + holderLimits.MemoryBytes
+	held := workspaceBytes(sbx.Spec.Workspace) + holderLimits.MemoryBytes + secretFilesFootprint(sbx.Spec)
 	if isSettled(sbx) {
 		return held
 	}

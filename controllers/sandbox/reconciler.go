@@ -172,8 +172,8 @@ func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *dsv1alpha1
 	s := newScope(sbx)
 	var err error
 	for _, run := range []step{
-		r.observe, r.resolveSpec, r.ensureTopology, r.removeFailedStart, r.holdSettled, r.followPrimary, r.trackStartup,
-		r.checkNames, r.checkContainment, r.ensureImages, r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
+		r.observe, r.resolveSpec, r.ensureTopology, r.releaseSecretFiles, r.removeFailedStart, r.holdSettled, r.followPrimary, r.trackStartup,
+		r.checkNames, r.checkContainment, r.ensureImages, r.ensureSecretFiles, r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
 	} {
 		var stop bool
 		stepCtx, cancel := s.bound(ctx) // a step of a start gets only the time left before its deadline

@@ -70,10 +70,11 @@ func topologyHash(spec *dsv1alpha1.SandboxSpec, names []string, services []*dsv1
 		Scratch                                            []dsv1alpha1.ScratchMount `json:",omitempty"` // so that hashes before it stay
 		WritableRoot                                       int64                     `json:",omitempty"` // omitted when unset, like Scratch
 		RunAsRoot                                          bool                      `json:",omitempty"`
+		SecretFiles                                        []dsv1alpha1.SecretFile   `json:",omitempty"`
 	}{
 		spec.Image, spec.WorkingDir, spec.Resources.CPU.String(), spec.Resources.Memory.String(),
 		string(spec.Network.Mode), mountPath(spec.Workspace), spec.Command, spec.Args, spec.Services, spec.Env,
-		spec.Resources.Pids, spec.Scratch, writableRootBytes(*spec), spec.RunAsRoot,
+		spec.Resources.Pids, spec.Scratch, writableRootBytes(*spec), spec.RunAsRoot, spec.SecretFiles,
 	})
 	var svcs []string
 	for i, name := range names {
@@ -106,7 +107,7 @@ func (r *SandboxReconciler) primarySpec(s *scope) dd.ContainerSpec {
 		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir,
 		Env:      append(primaryHome(spec), egressEnv(s, topologyNames(s))...),
 		Hostname: s.sbx.Name, Resources: res, Network: s.attachment,
-		Mounts:    []dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}},
+		Mounts:    append([]dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}}, secretFilesMounts(s)...),
 		Tmpfs:     withTmp(scratchMounts(spec.Scratch), res.MemoryBytes, mountPath(spec.Workspace)),
 		RunAsRoot: spec.RunAsRoot, WritableRootBytes: writableRootBytes(spec),
 		// A session runs the image's own command (a shell, a REPL) until deleted: without input held open it
