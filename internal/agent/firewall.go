@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 
@@ -12,9 +13,15 @@ import (
 	"github.com/dockside-dev/dockside/internal/hostfirewall"
 )
 
+// firewallCheckPeriod is how often a running agent makes sure its table is still there: something else may
+// have removed it (a firewall service's reload, an operator's `nft flush ruleset`), and the host would stay
+// open until the agent's next start.
+const firewallCheckPeriod = 10 * time.Second
+
 // hostFirewall keeps the host firewall table installed while the agent runs (docs/egress.md, "The host"),
-// leader or not: it guards the host, whatever agent acts for the node. It runs on every agent of the
-// machine, so it removes the table at the end only when no Dockside bridge is left to guard.
+// leader or not: it guards the host, whatever agent acts for the node. Every agent of the host's network
+// namespace guards the same table, so the last one to stop removes it, and only when no Dockside bridge is
+// left to guard.
 type hostFirewall struct {
 	port uint16
 	log  logr.Logger
@@ -25,25 +32,61 @@ func (f *hostFirewall) config() hostfirewall.Config {
 		ClosedPrefixes: []string{dd.BridgeProxied, dd.BridgeClosed}}
 }
 
-// Start installs the table, waits for the agent to stop, and then removes it when it guards nothing.
+// Start installs the table, keeps it installed until the agent stops, and then removes it when it guards
+// nothing and no other agent guards it.
 func (f *hostFirewall) Start(ctx context.Context) error {
 	err := hostfirewall.Install(f.config())
 	switch {
 	case errors.Is(err, hostfirewall.ErrNoPrivilege):
 		f.log.Error(err, "HOST FIREWALL NOT INSTALLED: sandboxes can reach every port of this host through their bridges' gateways; "+
 			"give the agent CAP_NET_ADMIN (docs/deploy.md) or pass --host-firewall=false to silence this")
+		<-ctx.Done()
+		return nil
 	case err != nil:
 		return err
-	default:
-		f.log.Info("Host firewall installed: Dockside bridges reach the host only at the egress proxy", "proxyPort", f.port)
 	}
-	<-ctx.Done()
-	if err == nil && !bridgesLeft() {
+	f.log.Info("Host firewall installed: Dockside bridges reach the host only at the egress proxy", "proxyPort", f.port)
+	guard, err := newFirewallGuard()
+	if err != nil {
+		// Without its mark this agent is invisible to the others: one of them may remove the table at its exit,
+		// and the check below puts it back.
+		f.log.Error(err, "Marking this agent as a guard of the host firewall")
+	}
+	f.keep(ctx)
+	if guard != nil {
+		guard.close()
+		if others, err := otherFirewallGuards(); err != nil || others {
+			return nil
+		}
+	}
+	if !bridgesLeft() {
 		if err := hostfirewall.Remove(f.config()); err != nil {
 			f.log.Error(err, "Removing the host firewall table")
 		}
 	}
 	return nil
+}
+
+// keep installs the table again whenever it is found missing, until ctx ends.
+func (f *hostFirewall) keep(ctx context.Context) {
+	tick := time.NewTicker(firewallCheckPeriod)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		installed, err := hostfirewall.Installed(f.config())
+		if err != nil || installed {
+			continue
+		}
+		if err := hostfirewall.Install(f.config()); err != nil {
+			f.log.Error(err, "The host firewall table was gone and could not be installed again")
+			continue
+		}
+		f.log.Info("The host firewall table was gone: installed it again")
+	}
 }
 
 // NeedLeaderElection is false: the host is guarded from start-up on, before this agent leads its node.

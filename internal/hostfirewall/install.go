@@ -76,3 +76,26 @@ func flush(cfg Config, what string, opts []nftables.ConnOption, queue func(*nfta
 	}
 	return fmt.Errorf("hostfirewall: %s table inet %s: %w", what, cfg.Table, err)
 }
+
+// Installed tells whether cfg's table exists, so that an agent can put it back after something else (a second
+// agent's exit, a firewall service's reload) removed it.
+func Installed(cfg Config) (bool, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return false, err
+	}
+	c, err := nftables.New(nftables.WithNetNSFd(cfg.NetNSFd))
+	if err != nil {
+		return false, err
+	}
+	tables, err := c.ListTablesOfFamily(nftables.TableFamilyINet)
+	if err != nil {
+		return false, fmt.Errorf("hostfirewall: listing tables: %w", err)
+	}
+	for _, t := range tables {
+		if t.Name == cfg.Table {
+			return true, nil
+		}
+	}
+	return false, nil
+}

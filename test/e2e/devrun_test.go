@@ -65,5 +65,9 @@ var _ = Describe("make run's process (dockside-dev)", func() {
 		}
 		Expect(processesMentioning(dir)).To(BeEmpty(), "processes left behind:\n%s", out.String())
 		Expect(processesMentioning("--node-name="+node+"-dev")).To(BeEmpty(), "the agent was left behind")
+
+		// The suite's agent still runs and guards the host: the second agent's exit must not take its table away.
+		table, err := exec.Command("nft", "list", "table", "inet", "dockside").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "the suite agent's host firewall table is gone after another agent stopped: %s", table)
 	})
 })

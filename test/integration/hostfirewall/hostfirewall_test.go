@@ -25,11 +25,13 @@ func TestInstallAndRemoveInANamespaceOfItsOwn(t *testing.T) {
 	untouchedHost(t)
 	ns := newNetNS(t)
 	cfg := hostfirewall.Config{ProxyPort: 3128, NetNSFd: int(ns.Fd())}
+	expectInstalled(t, cfg, false)
 
 	if err := hostfirewall.Install(cfg); err != nil {
 		t.Fatalf("install: %v", err)
 	}
 	expectTable(t, ns, cfg)
+	expectInstalled(t, cfg, true)
 
 	if err := hostfirewall.Install(cfg); err != nil {
 		t.Fatalf("install again: %v", err)
@@ -50,6 +52,7 @@ func TestInstallAndRemoveInANamespaceOfItsOwn(t *testing.T) {
 	if tables := tableNames(t, ns); slices.Contains(tables, "inet dockside") {
 		t.Errorf("after remove the namespace still has the table: %v", tables)
 	}
+	expectInstalled(t, cfg, false)
 	if err := hostfirewall.Remove(cfg); err != nil {
 		t.Errorf("remove of an absent table: %v", err)
 	}
@@ -118,6 +121,14 @@ func TestTableKeepsSandboxesOffTheHost(t *testing.T) {
 		mustConnect(t, closed, proxyOnDsn)
 		mustConnect(t, proxied, otherViaGateway)
 	})
+}
+
+// expectInstalled checks what Installed tells of cfg's namespace.
+func expectInstalled(t *testing.T, cfg hostfirewall.Config, want bool) {
+	t.Helper()
+	if got, err := hostfirewall.Installed(cfg); err != nil || got != want {
+		t.Errorf("Installed = %v, %v; want %v", got, err, want)
+	}
 }
 
 // expectTable checks that ns holds cfg's table exactly: two base chains, input and forward, as the package
