@@ -54,13 +54,14 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Che
 		return r.storeRefused(ckpt, err)
 	}
 	// The namespace's cap may leave less than the bound: the copy stops at that.
-	frozen, err := r.copyOut(ctx, sbx, ckpt.Spec.Paths, &boundedWriter{w: c, left: c.Most()})
+	room := c.Most()
+	frozen, err := r.copyOut(ctx, sbx, ckpt.Spec.Paths, &boundedWriter{w: c, left: room})
 	r.Freezes.Release(sbx.UID)
 	r.Wake(client.ObjectKeyFromObject(sbx)) // its lifecycle was left alone meanwhile
 	if err != nil {
 		r.Store.Discard(c)
 		if q := c.Quota(); q != nil && errors.Is(err, errCaptureTooLarge) {
-			r.namespaceQuotaPassed(ckpt, sbx, c.Most(), q)
+			r.namespaceQuotaPassed(ckpt, sbx, room, q)
 			return ctrl.Result{}, nil
 		}
 		return r.captureFailed(ckpt, sbx, bound, err)
