@@ -27,9 +27,9 @@ const (
 // what the Checkpoint records of it.
 func (h *harness) withArchives() archive.Archive {
 	h.t.Helper()
-	store, err := archive.Open(h.t.TempDir(), 1<<20)
+	store, err := archive.Open(h.t.TempDir(), archive.Limits{Store: 1 << 20})
 	h.noErr(err)
-	f, err := store.Create(1 << 20)
+	f, err := store.Create(1<<20, testNS)
 	h.noErr(err)
 	tw := tar.NewWriter(f)
 	h.noErr(tw.WriteHeader(&tar.Header{Name: "notes.txt", Mode: 0o644, Size: int64(len(checkpointNote))}))
