@@ -38,9 +38,15 @@ var _ = Describe("config/default", Ordered, ContinueOnFailure, func() {
 		Expect(rendered).To(HaveKey("CustomResourceDefinition sandboxes.dockside.dev"))
 		Expect(rendered).To(HaveKey("CustomResourceDefinition sandboxservices.dockside.dev"))
 		Expect(rendered).To(HaveKey("CustomResourceDefinition checkpoints.dockside.dev"))
+		Expect(rendered).To(HaveKey("CustomResourceDefinition executions.dockside.dev"))
 		Expect(rendered).To(HaveKey("ServiceAccount dockside-agent"))
 		Expect(rendered).To(HaveKey("ClusterRole dockside-agent"))
 		Expect(rendered).To(HaveKey("ClusterRoleBinding dockside-agent"))
+		Expect(rendered).To(HaveKey("ValidatingAdmissionPolicy dockside-agent-confinement"))
+		Expect(rendered).To(HaveKey("ValidatingAdmissionPolicyBinding dockside-agent-confinement"))
+		for _, role := range []string{"dockside-view", "dockside-edit", "dockside-admin"} {
+			Expect(rendered).To(HaveKey("ClusterRole " + role))
+		}
 		Expect(rendered).To(HaveKey("DaemonSet dockside-agent"))
 	})
 
@@ -48,15 +54,18 @@ var _ = Describe("config/default", Ordered, ContinueOnFailure, func() {
 		_, err := kubectl("apply", "--server-side", "-k", defaultDir)
 		Expect(err).NotTo(HaveOccurred())
 		_, err = kubectl("wait", "--for=condition=Established", "--timeout=30s",
-			"crd/sandboxes.dockside.dev", "crd/sandboxservices.dockside.dev", "crd/checkpoints.dockside.dev")
+			"crd/sandboxes.dockside.dev", "crd/sandboxservices.dockside.dev", "crd/checkpoints.dockside.dev",
+			"crd/executions.dockside.dev")
 		Expect(err).NotTo(HaveOccurred())
-		_, err = kubectl("get", "sandboxes,sandboxservices,checkpoints", "--all-namespaces")
+		_, err = kubectl("get", "sandboxes,sandboxservices,checkpoints,executions", "--all-namespaces")
 		Expect(err).NotTo(HaveOccurred())
 	})
 
 	Context("the agent DaemonSet, as the API server stored it", daemonSetSpecs)
 	Context("the agent's permissions", permissionSpecs)
 	Context("an agent run by systemd, with the kubeconfig of config/systemd/agent-kubeconfig.sh", systemdSpecs)
+	Context("agents confined to their node", confinementSpecs)
+	Context("the roles of people who use Dockside", userRoleSpecs)
 })
 
 // splitManifests parses a multi-document YAML stream, skipping empty documents.

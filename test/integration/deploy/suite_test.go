@@ -19,6 +19,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -28,6 +29,7 @@ var repoRoot = filepath.Join("..", "..", "..")
 
 var (
 	testEnv     *envtest.Environment
+	adminConfig *rest.Config // an admin of the cluster, the base of the identities that specs impersonate
 	k8s         client.Client
 	kubectlPath string
 	kubeconfig  string
@@ -43,6 +45,7 @@ var _ = BeforeSuite(func() {
 	testEnv = &envtest.Environment{}
 	cfg, err := testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())
+	adminConfig = cfg
 	scheme := runtime.NewScheme()
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})

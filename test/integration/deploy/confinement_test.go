@@ -1,0 +1,229 @@
+//go:build integration
+
+package deploy_test
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+const (
+	confinedNamespace = "confinement"
+	nodeA             = "node-a" // its agent runs in the DaemonSet: the pod's token names the node
+	nodeB             = "node-b" // its agent runs under systemd, as the ServiceAccount dockside-agent-node-b
+	podNodeExtra      = "authentication.kubernetes.io/node-name"
+)
+
+// confinementTest is the label of what these specs create, so that cleanup finds it.
+var confinementTest = map[string]string{"dockside.dev/test": "confinement"}
+
+// clientAs is a client of the cluster as the given identity, through impersonation by the admin.
+func clientAs(id rest.ImpersonationConfig) client.Client {
+	GinkgoHelper()
+	scheme := runtime.NewScheme()
+	Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
+	conf := rest.CopyConfig(adminConfig)
+	conf.Impersonate = id
+	c, err := client.New(conf, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// confinementSpecs check config/rbac/agent_confinement.yaml as config/default applied it, with two agents that
+// hold the agent's roles: agent A as the DaemonSet runs it, agent B as systemd does. Each may write the objects
+// of its own node and bind unbound Sandboxes to itself, and nothing else; the admin stays unconfined.
+func confinementSpecs() {
+	var admin, agentA, agentB, nodeless client.Client
+	ctx := context.Background()
+
+	BeforeAll(func() {
+		admin = clientAs(rest.ImpersonationConfig{})
+		agentA = clientAs(rest.ImpersonationConfig{
+			UserName: "system:serviceaccount:" + namespace + ":" + agentName,
+			Extra:    map[string][]string{podNodeExtra: {nodeA}},
+		})
+		agentB = clientAs(rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + agentName + "-" + nodeB})
+		nodeless = clientAs(rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + agentName})
+
+		// Agent B's binding, as config/systemd/agent-kubeconfig.sh makes it for its host.
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: agentName + "-" + nodeB, Labels: confinementTest},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: agentName},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: agentName + "-" + nodeB}},
+		}
+		Expect(k8s.Create(ctx, binding)).To(Succeed())
+		DeferCleanup(func() { Expect(k8s.Delete(ctx, binding)).To(Succeed()) })
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: confinedNamespace, Labels: confinementTest}}
+		Expect(k8s.Create(ctx, ns)).To(Succeed())
+		DeferCleanup(func() { cleanUpConfinement(admin) })
+	})
+
+	// made creates obj as the admin, and then its status when it has one to set.
+	made := func(obj client.Object, status func()) {
+		GinkgoHelper()
+		obj.SetNamespace(confinedNamespace)
+		obj.SetLabels(confinementTest)
+		Expect(admin.Create(ctx, obj)).To(Succeed())
+		if status != nil {
+			status()
+			Expect(admin.Status().Update(ctx, obj)).To(Succeed())
+		}
+	}
+	sandbox := func(name, node string) *dsv1alpha1.Sandbox {
+		sbx := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: dsv1alpha1.SandboxSpec{Image: "dockside.dev/busybox:local", NodeName: node}}
+		made(sbx, nil)
+		return sbx
+	}
+	// The Sandbox of a Checkpoint or an Execution: the one on its node, or one that no node has.
+	sandboxOf := func(node string) string {
+		if node == "" {
+			return "nowhere"
+		}
+		return "on-" + node
+	}
+	checkpoint := func(name, node string) *dsv1alpha1.Checkpoint {
+		ckpt := &dsv1alpha1.Checkpoint{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: dsv1alpha1.CheckpointSpec{SandboxName: sandboxOf(node)}}
+		made(ckpt, func() { ckpt.Status.NodeName = node })
+		return ckpt
+	}
+	execution := func(name, node string) *dsv1alpha1.Execution {
+		ex := &dsv1alpha1.Execution{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: dsv1alpha1.ExecutionSpec{SandboxName: sandboxOf(node), Command: []string{"true"}}}
+		made(ex, func() { ex.Status.NodeName = node })
+		return ex
+	}
+	// write applies change to a fresh copy of obj as c, through the status subresource when onStatus.
+	write := func(c client.Client, obj client.Object, onStatus bool, change func(client.Object)) error {
+		GinkgoHelper()
+		fresh := obj.DeepCopyObject().(client.Object)
+		Expect(admin.Get(ctx, client.ObjectKeyFromObject(obj), fresh)).To(Succeed())
+		patch := client.MergeFromWithOptions(fresh.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+		change(fresh)
+		if onStatus {
+			return c.Status().Patch(ctx, fresh, patch)
+		}
+		return c.Patch(ctx, fresh, patch)
+	}
+	bindTo := func(node string) func(client.Object) {
+		return func(o client.Object) { o.(*dsv1alpha1.Sandbox).Spec.NodeName = node }
+	}
+	sandboxStatus := func(o client.Object) { o.(*dsv1alpha1.Sandbox).Status.ObservedGeneration++ }
+	addFinalizer := func(o client.Object) { controllerutil.AddFinalizer(o, dsv1alpha1.FinalizerCleanup) }
+
+	It("binds an unbound Sandbox only to the agent's own node, changing nothing else", func() {
+		unbound, other := sandbox("unbound", ""), sandbox("unbound-too", "")
+		// The first refusal also waits for the API server to have loaded the policy.
+		Eventually(func() error { return write(agentA, unbound, false, bindTo(nodeB)) }).Should(MatchError(ContainSubstring(
+			"the agent of node node-a may take Sandbox confinement/unbound only for its own node, not for node-b")))
+		Expect(write(agentA, other, false, func(o client.Object) {
+			bindTo(nodeA)(o)
+			o.(*dsv1alpha1.Sandbox).Spec.Image = "dockside.dev/python:local"
+		})).To(MatchError(ContainSubstring("may not change the spec of Sandbox confinement/unbound-too")))
+		Expect(write(agentA, other, false, addFinalizer)).To(MatchError(ContainSubstring(
+			"may not change the finalizers of Sandbox confinement/unbound-too before it is bound")))
+		Expect(admin.Delete(ctx, other)).To(Succeed())
+
+		Expect(write(agentA, unbound, false, bindTo(nodeA))).To(Succeed())
+		Expect(admin.Get(ctx, client.ObjectKeyFromObject(unbound), unbound)).To(Succeed())
+		Expect(unbound.Spec.NodeName).To(Equal(nodeA))
+	})
+
+	It("lets each agent write status and finalizers of its own node's Sandboxes, and not of the other's", func() {
+		onA, onB := sandbox("on-"+nodeA, nodeA), sandbox("on-"+nodeB, nodeB)
+		Expect(write(agentA, onB, true, sandboxStatus)).To(MatchError(ContainSubstring(
+			"the agent of node node-a may not change Sandbox confinement/on-node-b: it belongs to node node-b")))
+		Expect(write(agentA, onB, false, addFinalizer)).To(MatchError(ContainSubstring("it belongs to node node-b")))
+		Expect(agentA.Delete(ctx, onB)).To(MatchError(ContainSubstring("it belongs to node node-b")))
+		Expect(write(agentB, onA, true, sandboxStatus)).To(MatchError(ContainSubstring(
+			"the agent of node node-b may not change Sandbox confinement/on-node-a: it belongs to node node-a")))
+
+		Expect(write(agentA, onA, true, sandboxStatus)).To(Succeed())
+		Expect(write(agentA, onA, false, addFinalizer)).To(Succeed())
+		Expect(write(agentB, onB, true, sandboxStatus)).To(Succeed())
+		Expect(write(agentB, onB, false, addFinalizer)).To(Succeed())
+	})
+
+	It("refuses an agent every change of spec, labels or owners, even on its own node", func() {
+		onA := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Name: "on-" + nodeA, Namespace: confinedNamespace}}
+		Expect(write(agentA, onA, false, func(o client.Object) {
+			o.(*dsv1alpha1.Sandbox).Spec.Command = []string{"sh", "-c", "echo attacker"}
+		})).To(MatchError(ContainSubstring("the agent of node node-a may not change the spec of Sandbox confinement/on-node-a")))
+		Expect(write(agentA, onA, false, func(o client.Object) { o.SetLabels(map[string]string{"team": "b"}) })).To(
+			MatchError(ContainSubstring("may not change the labels or annotations of Sandbox confinement/on-node-a")))
+		Expect(write(agentA, onA, false, func(o client.Object) {
+			o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "x", UID: "1"}})
+		})).To(MatchError(ContainSubstring("may not change the owners of Sandbox confinement/on-node-a")))
+
+		svc := &dsv1alpha1.SandboxService{ObjectMeta: metav1.ObjectMeta{Name: "db"},
+			Spec: dsv1alpha1.SandboxServiceSpec{Image: "dockside.dev/redis:local"}}
+		made(svc, nil)
+		Expect(write(agentA, svc, false, func(o client.Object) {
+			o.(*dsv1alpha1.SandboxService).Spec.Image = "dockside.dev/python:local"
+		})).To(MatchError(ContainSubstring("may not change the spec of SandboxService confinement/db")))
+		Expect(write(agentA, svc, false, addFinalizer)).To(Succeed(), "every agent keeps in-use protection")
+
+		// The admin is not an agent: the policy does not judge it.
+		Expect(write(admin, onA, false, func(o client.Object) { o.(*dsv1alpha1.Sandbox).Spec.Command = []string{"true"} })).To(Succeed())
+	})
+
+	It("confines Checkpoints and Executions by the node that took them", func() {
+		ckptB, ckptFree := checkpoint("ckpt-b", nodeB), checkpoint("ckpt-free", "")
+		Expect(write(agentA, ckptB, true, func(o client.Object) { o.(*dsv1alpha1.Checkpoint).Status.SizeBytes = 1 })).To(
+			MatchError(ContainSubstring("the agent of node node-a may not change Checkpoint confinement/ckpt-b: it belongs to node node-b")))
+		Expect(write(agentA, ckptFree, true, func(o client.Object) { o.(*dsv1alpha1.Checkpoint).Status.NodeName = nodeB })).To(
+			MatchError(ContainSubstring("may take Checkpoint confinement/ckpt-free only for its own node, not for node-b")))
+		Expect(write(agentA, ckptFree, true, func(o client.Object) { o.(*dsv1alpha1.Checkpoint).Status.NodeName = nodeA })).To(Succeed())
+		Expect(write(agentB, ckptB, true, func(o client.Object) { o.(*dsv1alpha1.Checkpoint).Status.SizeBytes = 2 })).To(Succeed())
+
+		exB, exFree := execution("ex-b", nodeB), execution("ex-free", "")
+		Expect(write(agentA, exB, true, func(o client.Object) { o.(*dsv1alpha1.Execution).Status.Stdout = "forged" })).To(
+			MatchError(ContainSubstring("the agent of node node-a may not change Execution confinement/ex-b: it belongs to node node-b")))
+		Expect(agentA.Delete(ctx, exB)).To(MatchError(ContainSubstring("it belongs to node node-b")))
+		Expect(write(agentA, exFree, true, func(o client.Object) { o.(*dsv1alpha1.Execution).Status.NodeName = nodeA })).To(Succeed())
+		owner := &dsv1alpha1.Sandbox{}
+		Expect(admin.Get(ctx, client.ObjectKey{Namespace: confinedNamespace, Name: "on-" + nodeA}, owner)).To(Succeed())
+		Expect(write(agentA, exFree, false, func(o client.Object) {
+			o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: dsv1alpha1.GroupVersion.String(), Kind: "Sandbox", Name: owner.Name, UID: owner.UID}})
+		})).To(Succeed(), "an agent makes an Execution owned by its Sandbox")
+		Expect(agentA.Delete(ctx, exFree)).To(Succeed())
+		Expect(agentB.Delete(ctx, exB)).To(Succeed())
+	})
+
+	It("refuses the agent's ServiceAccount with a token that names no node", func() {
+		onA := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Name: "on-" + nodeA, Namespace: confinedNamespace}}
+		Expect(write(nodeless, onA, true, sandboxStatus)).To(MatchError(ContainSubstring(
+			"the agent identity system:serviceaccount:dockside-system:dockside-agent names no node")))
+	})
+}
+
+// cleanUpConfinement removes what the confinement specs made, finalizers first: envtest runs no namespace
+// controller and no agent to let them go.
+func cleanUpConfinement(admin client.Client) {
+	ctx := context.Background()
+	for _, list := range []client.ObjectList{&dsv1alpha1.SandboxList{}, &dsv1alpha1.SandboxServiceList{}, &dsv1alpha1.CheckpointList{}, &dsv1alpha1.ExecutionList{}} {
+		Expect(admin.List(ctx, list, client.InNamespace(confinedNamespace), client.MatchingLabels(confinementTest))).To(Succeed())
+		Expect(meta.EachListItem(list, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+			obj.SetFinalizers(nil)
+			if err := client.IgnoreNotFound(admin.Patch(ctx, obj, patch)); err != nil {
+				return err
+			}
+			return client.IgnoreNotFound(admin.Delete(ctx, obj))
+		})).To(Succeed())
+	}
+	Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: confinedNamespace}})).To(Succeed())
+}
