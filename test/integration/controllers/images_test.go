@@ -207,6 +207,52 @@ var _ = Describe("Registry credentials", func() {
 	})
 })
 
+var _ = Describe("Pull credentials stay in their namespace", func() {
+	creds := &dd.RegistryAuth{ServerAddress: "registry.example:5000", Username: "robot", Password: "s3cr3t-pw"}
+	teamB := dd.RegistryAuth{ServerAddress: "registry.example:5000", Username: "robot-b", Password: "b-pw"}
+	withSecret := func(s *dsv1alpha1.Sandbox) {
+		s.Spec.ImagePullSecret = &dsv1alpha1.LocalObjectReference{Name: "regcred"}
+	}
+
+	It("lets another namespace use an image one namespace pulled with its credentials only once its own were verified", func() {
+		a := newAgent()
+		a.docker.AddRegistryImage(private, fake.RegistryImage{Auth: creds, OtherAuth: []dd.RegistryAuth{teamB}})
+		nsA, nsB := newNamespace(), newNamespace()
+		create(pullSecret(nsA, "regcred", "registry.example:5000", "robot", "s3cr3t-pw"))
+		first := session(nsA, "first", a.node, private, withSecret)
+		create(first)
+		Eventually(condition(first, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+
+		bare := session(nsB, "bare", a.node, private)
+		create(bare)
+		Eventually(condition(bare, dsv1alpha1.ConditionStalled)).Should(Equal("True/ImagePullCredentialsRequired"))
+		Expect(phase(bare)()).To(Equal(dsv1alpha1.SandboxFailed))
+		Expect(message(bare, dsv1alpha1.ConditionStalled)).To(ContainSubstring("this namespace's credentials were not verified for it"))
+		Expect(holdings(a.docker, string(get(bare).UID))).To(BeZero(), "nothing of the start is built")
+
+		wrong := pullSecret(nsB, "regcred", "registry.example:5000", "robot-b", "guessed")
+		create(wrong)
+		fixed := session(nsB, "fixed", a.node, private, withSecret)
+		create(fixed)
+		Eventually(condition(fixed, dsv1alpha1.ConditionStalled)).Should(Equal("True/ImagePullCredentialsRequired"))
+		Expect(message(fixed, dsv1alpha1.ConditionStalled)).To(ContainSubstring(`refused a pull with imagePullSecret "regcred"`))
+		Expect(holdings(a.docker, string(get(fixed).UID))).To(BeZero())
+
+		By("the Secret fixed, its credentials are verified and the Sandbox starts")
+		Eventually(func() error {
+			cur := &corev1.Secret{}
+			if err := k8s.Get(ctx(), client.ObjectKeyFromObject(wrong), cur); err != nil {
+				return err
+			}
+			cur.Data = pullSecret(nsB, "regcred", "registry.example:5000", "robot-b", "b-pw").Data
+			return k8s.Update(ctx(), cur)
+		}).Should(Succeed())
+		Eventually(condition(fixed, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(a.docker.Calls(fake.OpPullImage)).To(Equal(4), "A's pull and one check of each set of credentials B had: none retried")
+		Consistently(condition(bare, dsv1alpha1.ConditionStalled)).Should(Equal("True/ImagePullCredentialsRequired"))
+	})
+})
+
 var _ = Describe("Image checks", func() {
 	It("refuses an unpinned image when the node requires digests, before building anything", func() {
 		ns, a := newNamespace(), newAgent(func(o *agent.Options) { o.RequireDigest = true })
