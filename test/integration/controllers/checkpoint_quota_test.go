@@ -18,7 +18,7 @@ import (
 )
 
 var _ = Describe("A namespace's Checkpoint bytes on a node", func() {
-	It("are capped by --checkpoint-bytes-per-namespace: past it a capture fails storing nothing, other namespaces keep their room, and deleting a Checkpoint makes room", func() {
+	It("are capped by --checkpoint-bytes-per-namespace: past it a capture fails storing nothing, a namespace at its cap is refused before the freeze, other namespaces keep their room, and deleting a Checkpoint makes room", func() {
 		const perNamespace = 64 << 10
 		a := newStoringAgent(func(o *agent.Options) { o.CheckpointBytesPerNamespace = perNamespace })
 		ns, otherNs := newNamespace(), newNamespace()
@@ -58,13 +58,32 @@ var _ = Describe("A namespace's Checkpoint bytes on a node", func() {
 		Eventually(ckptState(theirs)).Should(Equal("Ready/Succeeded"))
 		Expect(getCheckpoint(theirs).Status.SizeBytes).To(BeNumerically(">", perNamespace-used), "more than the first namespace had left")
 
+		By("refusing before the freeze a capture in a namespace whose archives fill its cap")
+		overhead := used - 20<<10 // the fake's tar of one file: its folder's and the file's headers, the end marker
+		room := perNamespace - getCheckpoint(theirs).Status.SizeBytes
+		rest := smallSession(otherNs, "rest", a)
+		fillWorkspace(a.docker, rest, map[string]string{"rest.bin": strings.Repeat("4", int(room-overhead))})
+		fills := checkpoint(otherNs, "fills", "rest")
+		create(fills)
+		Eventually(ckptState(fills)).Should(Equal("Ready/Succeeded"))
+		Expect(getCheckpoint(fills).Status.SizeBytes).To(Equal(room), "exactly the room that was left")
+		pauses = a.docker.Calls(fake.OpPauseContainer)
+		atCap := checkpoint(otherNs, "at-cap", "rest")
+		create(atCap)
+		Eventually(ckptState(atCap)).Should(Equal("Failed/NamespaceCheckpointQuotaExceeded"))
+		Expect(ckptMessage(atCap)).To(Equal(fmt.Sprintf(
+			`the Checkpoints of namespace %s stored on node %s hold %d bytes of the %d bytes the agent allows a namespace there (--checkpoint-bytes-per-namespace); nothing was captured; delete Checkpoints of this namespace stored on node %s to make room`,
+			otherNs, a.node, perNamespace, perNamespace, a.node)))
+		Expect(a.docker.Calls(fake.OpPauseContainer)).To(Equal(pauses), "refused before the freeze")
+		expectNoUnfinishedCapture(a)
+
 		By("making room when a Checkpoint of the namespace is deleted")
 		Expect(k8s.Delete(ctx(), first)).To(Succeed())
 		Eventually(objectGone(first)).Should(BeTrue())
 		again := checkpoint(ns, "again", "big")
 		create(again)
 		Eventually(ckptState(again)).Should(Equal("Ready/Succeeded"))
-		Expect(a.archives()).To(HaveLen(2), "the second namespace's and the new one")
+		Expect(a.archives()).To(HaveLen(3), "the second namespace's two and the new one")
 	})
 })
 
