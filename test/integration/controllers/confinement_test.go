@@ -85,9 +85,11 @@ var _ = Describe("Agents confined to their node (config/rbac/agent_confinement.y
 		idB := rest.ImpersonationConfig{UserName: "system:serviceaccount:" + agentNamespace + ":dockside-agent-" + nodeB}
 		bindHostAccount("dockside-agent-" + nodeB)
 
-		// The policy is in force once agent A may no longer write a Sandbox of another node.
-		elsewhere := sandbox(ns, "elsewhere", newNode())
+		// The policies are in force once agent A may no longer write a Sandbox of another node, nor take a
+		// Checkpoint of it.
+		elsewhere, stolen := sandbox(ns, "elsewhere", newNode()), checkpoint(ns, "stolen", "elsewhere")
 		create(elsewhere)
+		create(stolen)
 		asA, err := client.New(as(idA), client.Options{Scheme: scheme})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() error {
@@ -96,6 +98,13 @@ var _ = Describe("Agents confined to their node (config/rbac/agent_confinement.y
 			cur.Status.ObservedGeneration++
 			return asA.Status().Patch(ctx(), cur, patch)
 		}).Should(MatchError(ContainSubstring("the agent of node " + nodeA + " may not change Sandbox " + ns + "/elsewhere")))
+		Eventually(func() error {
+			cur := getCheckpoint(stolen)
+			patch := client.MergeFrom(cur.DeepCopy())
+			cur.Status.NodeName = nodeA
+			return asA.Status().Patch(ctx(), cur, patch)
+		}).Should(MatchError(ContainSubstring("the agent of node " + nodeA + " may not take Checkpoint " + ns + "/stolen")))
+		Expect(k8s.Delete(ctx(), stolen)).To(Succeed())
 
 		confined := func(o *agent.Options) {
 			o.LeaderElection, o.LeaseNamespace, o.CheckpointDir = true, agentNamespace, GinkgoT().TempDir()

@@ -87,21 +87,15 @@ func confinementSpecs() {
 		made(sbx, nil)
 		return sbx
 	}
-	// The Sandbox of a Checkpoint or an Execution: the one on its node, or one that no node has.
-	sandboxOf := func(node string) string {
-		if node == "" {
-			return "nowhere"
-		}
-		return "on-" + node
-	}
-	checkpoint := func(name, node string) *dsv1alpha1.Checkpoint {
-		ckpt := &dsv1alpha1.Checkpoint{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: dsv1alpha1.CheckpointSpec{SandboxName: sandboxOf(node)}}
+	// checkpoint and execution are of Sandbox on-<of>, taken by node (none when node is empty).
+	checkpoint := func(name, of, node string) *dsv1alpha1.Checkpoint {
+		ckpt := &dsv1alpha1.Checkpoint{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: dsv1alpha1.CheckpointSpec{SandboxName: "on-" + of}}
 		made(ckpt, func() { ckpt.Status.NodeName = node })
 		return ckpt
 	}
-	execution := func(name, node string) *dsv1alpha1.Execution {
+	execution := func(name, of, node string) *dsv1alpha1.Execution {
 		ex := &dsv1alpha1.Execution{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: dsv1alpha1.ExecutionSpec{SandboxName: sandboxOf(node), Command: []string{"true"}}}
+			Spec: dsv1alpha1.ExecutionSpec{SandboxName: "on-" + of, Command: []string{"true"}}}
 		made(ex, func() { ex.Status.NodeName = node })
 		return ex
 	}
@@ -179,19 +173,27 @@ func confinementSpecs() {
 		Expect(write(admin, onA, false, func(o client.Object) { o.(*dsv1alpha1.Sandbox).Spec.Command = []string{"true"} })).To(Succeed())
 	})
 
-	It("confines Checkpoints and Executions by the node that took them", func() {
-		ckptB, ckptFree := checkpoint("ckpt-b", nodeB), checkpoint("ckpt-free", "")
+	It("confines Checkpoints and Executions by the node that took them, and lets them be taken only by their Sandbox's", func() {
+		ckptB, ckptFree, ckptOfB := checkpoint("ckpt-b", nodeB, nodeB), checkpoint("ckpt-free", nodeA, ""), checkpoint("ckpt-of-b", nodeB, "")
 		Expect(write(agentA, ckptB, true, func(o client.Object) { o.(*dsv1alpha1.Checkpoint).Status.SizeBytes = 1 })).To(
 			MatchError(ContainSubstring("the agent of node node-a may not change Checkpoint confinement/ckpt-b: it belongs to node node-b")))
 		Expect(write(agentA, ckptFree, true, func(o client.Object) { o.(*dsv1alpha1.Checkpoint).Status.NodeName = nodeB })).To(
 			MatchError(ContainSubstring("may take Checkpoint confinement/ckpt-free only for its own node, not for node-b")))
+		// The first refusal of a claim also waits for the API server to have loaded the second policy.
+		Eventually(func() error {
+			return write(agentA, ckptOfB, true, func(o client.Object) { o.(*dsv1alpha1.Checkpoint).Status.NodeName = nodeA })
+		}).Should(MatchError(ContainSubstring("the agent of node node-a may not take Checkpoint confinement/ckpt-of-b: its Sandbox on-node-b is bound to node node-b")))
 		Expect(write(agentA, ckptFree, true, func(o client.Object) { o.(*dsv1alpha1.Checkpoint).Status.NodeName = nodeA })).To(Succeed())
 		Expect(write(agentB, ckptB, true, func(o client.Object) { o.(*dsv1alpha1.Checkpoint).Status.SizeBytes = 2 })).To(Succeed())
 
-		exB, exFree := execution("ex-b", nodeB), execution("ex-free", "")
+		exB, exFree, exOfB := execution("ex-b", nodeB, nodeB), execution("ex-free", nodeA, ""), execution("ex-of-b", nodeB, "")
 		Expect(write(agentA, exB, true, func(o client.Object) { o.(*dsv1alpha1.Execution).Status.Stdout = "forged" })).To(
 			MatchError(ContainSubstring("the agent of node node-a may not change Execution confinement/ex-b: it belongs to node node-b")))
 		Expect(agentA.Delete(ctx, exB)).To(MatchError(ContainSubstring("it belongs to node node-b")))
+		Expect(write(agentA, exOfB, true, func(o client.Object) {
+			o.(*dsv1alpha1.Execution).Status.NodeName = nodeA
+			o.(*dsv1alpha1.Execution).Status.Stdout = "forged"
+		})).To(MatchError(ContainSubstring("may not take Execution confinement/ex-of-b: its Sandbox on-node-b is bound to node node-b")))
 		Expect(write(agentA, exFree, true, func(o client.Object) { o.(*dsv1alpha1.Execution).Status.NodeName = nodeA })).To(Succeed())
 		owner := &dsv1alpha1.Sandbox{}
 		Expect(admin.Get(ctx, client.ObjectKey{Namespace: confinedNamespace, Name: "on-" + nodeA}, owner)).To(Succeed())

@@ -42,8 +42,10 @@ var _ = Describe("config/default", Ordered, ContinueOnFailure, func() {
 		Expect(rendered).To(HaveKey("ServiceAccount dockside-agent"))
 		Expect(rendered).To(HaveKey("ClusterRole dockside-agent"))
 		Expect(rendered).To(HaveKey("ClusterRoleBinding dockside-agent"))
-		Expect(rendered).To(HaveKey("ValidatingAdmissionPolicy dockside-agent-confinement"))
-		Expect(rendered).To(HaveKey("ValidatingAdmissionPolicyBinding dockside-agent-confinement"))
+		for _, policy := range []string{"dockside-agent-confinement", "dockside-agent-claims"} {
+			Expect(rendered).To(HaveKey("ValidatingAdmissionPolicy " + policy))
+			Expect(rendered).To(HaveKey("ValidatingAdmissionPolicyBinding " + policy))
+		}
 		for _, role := range []string{"dockside-view", "dockside-edit", "dockside-admin"} {
 			Expect(rendered).To(HaveKey("ClusterRole " + role))
 		}
