@@ -83,6 +83,9 @@ func (r *CheckpointReconciler) reconcileNormal(ctx context.Context, ckpt *dsv1al
 		if stale, err := r.stale(ctx, ckpt); stale || err != nil {
 			return ctrl.Result{RequeueAfter: status.StaleRetry}, err
 		}
+		if wait, res, err := r.awaitHolder(ctx, ckpt, sbx); wait || err != nil {
+			return res, err
+		}
 		return r.capture(ctx, ckpt, sbx)
 	}
 	return ctrl.Result{}, nil

@@ -371,7 +371,8 @@ func (h *harness) noErr(err error) {
 // makeWorkspace makes the workspace volume and its running holder.
 func (h *harness) makeWorkspace(s *scope) {
 	h.t.Helper()
-	h.continues(h.r.ensureWorkspace(h.ctx, s))
+	h.makeVolume(s)
+	h.start(h.r.holderSpec(s))
 }
 
 // makeNetwork makes what the primary joins: the topology's own network when it has services, the node's

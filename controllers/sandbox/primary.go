@@ -47,6 +47,9 @@ func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, 
 		}
 		c.State, c.StartedAt = dd.StateRunning, time.Now()
 		r.event(s.sbx, false, EventStarted, "Start", "primary container started")
+		if !s.containers[s.holderName()].Exists {
+			s.after(0) // its holder comes next (ensureWorkspace), right after this pass reports the start
+		}
 	}
 	s.containers[c.Name] = c
 	if st.StartTime == nil {

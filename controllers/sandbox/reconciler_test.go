@@ -64,7 +64,7 @@ func TestReconcileBuildsAndCleansUp(t *testing.T) {
 		{
 			name:   "a session without a network",
 			sbx:    bound(newSandbox("shell")),
-			events: []string{"Normal " + EventWorkspaceCreated, "Normal " + EventStarted},
+			events: []string{"Normal " + EventStarted, "Normal " + EventWorkspaceCreated},
 		},
 		{
 			name:    "an Isolated session with a service that has a readiness check",
@@ -72,14 +72,14 @@ func TestReconcileBuildsAndCleansUp(t *testing.T) {
 			objects: []client.Object{redis},
 			network: NamesOf(atTopology(newSandbox("python"), 1)).Network(),
 			service: "redis",
-			events: []string{"Normal " + EventWorkspaceCreated, "Normal " + EventNetworkCreated, "Normal " + EventServiceStarted,
-				"Normal " + EventServiceReady, "Normal " + EventStarted},
+			events: []string{"Normal " + EventNetworkCreated, "Normal " + EventServiceStarted,
+				"Normal " + EventServiceReady, "Normal " + EventStarted, "Normal " + EventWorkspaceCreated},
 		},
 		{
 			name:    "an Unrestricted session on the node's shared bridge",
 			sbx:     bound(newSandbox("web", withNetwork(dsv1alpha1.NetworkUnrestricted))),
 			network: dd.NodeNetworkName(testNode),
-			events:  []string{"Normal " + EventWorkspaceCreated, "Normal " + EventStarted},
+			events:  []string{"Normal " + EventStarted, "Normal " + EventWorkspaceCreated},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,6 +94,9 @@ func TestReconcileBuildsAndCleansUp(t *testing.T) {
 			g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxStarting))
 
 			got = h.passUntil(g, tc.sbx, 5, isReady)
+			names := NamesOf(got)
+			g.Expect(h.container(names.Holder()).Exists).To(BeFalse(), "Ready before the workspace holder is made")
+			got = h.holderPass(g, got)
 			st := got.Status
 			g.Expect(st.Phase).To(Equal(dsv1alpha1.SandboxRunning))
 			g.Expect(st.NodeName).To(Equal(testNode))
@@ -104,7 +107,6 @@ func TestReconcileBuildsAndCleansUp(t *testing.T) {
 			for _, c := range []string{dsv1alpha1.ConditionScheduled, dsv1alpha1.ConditionServicesReady, dsv1alpha1.ConditionServicesUpToDate} {
 				g.Expect(meta.IsStatusConditionTrue(st.Conditions, c)).To(BeTrue(), c)
 			}
-			names := NamesOf(got)
 			primary := h.container(names.Primary())
 			g.Expect(primary.State).To(Equal(dd.StateRunning))
 			g.Expect(primary.ID).To(Equal(st.ContainerID))
@@ -159,13 +161,26 @@ func TestReconcileRunsARunToItsResult(t *testing.T) {
 	g.Expect(h.container(primary).State).To(Equal(dd.StateExited), "and is never started again")
 }
 
-// converged is a harness whose session (no services, no network) is Ready after a few passes.
+// converged is a harness whose session (no services, no network) is Ready after a few passes, its
+// workspace holder made by the pass after.
 func converged(t *testing.T, g Gomega) (*harness, *dsv1alpha1.Sandbox) {
 	sbx := bound(newSandbox("shell"))
 	h := newHarness(t, sbx)
-	got := h.passUntil(g, sbx, 5, isReady)
+	got := h.holderPass(g, h.passUntil(g, sbx, 5, isReady))
 	h.recorded()
 	return h, got
+}
+
+// holderPass is the pass that the primary's start asks for at once: it makes the workspace holder, and writes
+// nothing to the Sandbox.
+func (h *harness) holderPass(g Gomega, sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
+	h.t.Helper()
+	_, err := h.pass(sbx)
+	g.Expect(err).NotTo(HaveOccurred())
+	got := h.get(sbx)
+	g.Expect(got.ResourceVersion).To(Equal(sbx.ResourceVersion), "the holder's pass writes nothing")
+	g.Expect(h.container(NamesOf(got).Holder()).State).To(Equal(dd.StateRunning), "the holder runs after the pass the start asked for")
+	return got
 }
 
 func TestReconcileReportsDockerUnavailableAndRetries(t *testing.T) {

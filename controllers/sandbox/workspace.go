@@ -7,9 +7,11 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
 
-// ensureWorkspace keeps the workspace volume held by a running holder container, first of all: a tmpfs
-// volume loses its files as soon as no running container mounts it (docs/architecture.md, "Why the holder exists"), and the holder outlives
-// every topology generation.
+// ensureWorkspace keeps the workspace volume held by a running holder container: a tmpfs volume loses its
+// files as soon as no running container mounts it (docs/architecture.md, "Why the holder exists"), and the
+// holder outlives every topology generation. The volume is made first of all; the holder only when
+// something needs the workspace without the primary (holderFirst), else right after the primary started,
+// off the Sandbox's way to Ready.
 func (r *SandboxReconciler) ensureWorkspace(ctx context.Context, s *scope) (bool, error) {
 	holder := s.containers[s.holderName()]
 	if alive(holder) {
@@ -21,6 +23,9 @@ func (r *SandboxReconciler) ensureWorkspace(ctx context.Context, s *scope) (bool
 		})
 		if err != nil {
 			return s.fail(dsv1alpha1.ReasonWorkspaceFailed, "creating the workspace volume", err)
+		}
+		if !holderFirst(s) {
+			return false, nil // made by the pass after the primary's start (ensurePrimary asks for it)
 		}
 		if holder, err = r.Driver.EnsureContainer(ctx, r.holderSpec(s)); err != nil {
 			return s.fail(dsv1alpha1.ReasonWorkspaceFailed, "creating the workspace holder", err)
@@ -35,4 +40,13 @@ func (r *SandboxReconciler) ensureWorkspace(ctx context.Context, s *scope) (bool
 		r.event(s.sbx, true, EventHolderRestarted, "Start", "the workspace holder had stopped and was started again; files not held by a running container were lost")
 	}
 	return false, nil
+}
+
+// holderFirst tells whether the holder must run before the primary is made. A new session's primary holds
+// the workspace itself from its start, so its holder may come a pass later; until then nothing is in the
+// workspace that the primary did not write. Everything else needs the holder first: a restore copies files
+// in through it, a run's command may end (and take the volume's files with it) before a later pass, and once
+// a primary exists (of any generation) the holder is what keeps the workspace across its stops and rolls.
+func holderFirst(s *scope) bool {
+	return s.isRun() || s.sbx.Spec.RestoreFrom != "" || primaryMade(s)
 }

@@ -18,10 +18,10 @@ func TestEnsureWorkspace(t *testing.T) {
 	}
 	runStepCases(t, (*SandboxReconciler).ensureWorkspace, []stepCase{
 		{
-			name: "a new Sandbox gets its workspace volume, of its size, held by a running holder",
-			sbx: atTopology(newSandbox("s", func(sbx *dsv1alpha1.Sandbox) {
+			name: "a new run gets its workspace volume, of its size, held by a running holder before its primary",
+			sbx: atTopology(newSandbox("s", run(func(sbx *dsv1alpha1.Sandbox) {
 				sbx.Spec.Workspace.Size = resource.MustParse("64Mi")
-			}), 1),
+			})), 1),
 			events: []string{"Normal " + EventWorkspaceCreated},
 			check: func(g Gomega, h *harness, s *scope) {
 				held(g, h, s)
@@ -29,6 +29,29 @@ func TestEnsureWorkspace(t *testing.T) {
 				_, role, _ := dd.OwnerFromLabels(h.container(s.holderName()).Labels)
 				g.Expect(role).To(Equal(dsv1alpha1.RoleHolder))
 			},
+		},
+		{
+			name: "a new session gets its workspace volume; its holder waits until the primary holds the volume",
+			sbx: atTopology(newSandbox("s", func(sbx *dsv1alpha1.Sandbox) {
+				sbx.Spec.Workspace.Size = resource.MustParse("64Mi")
+			}), 1),
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(h.volume(s.volumeName()).SizeBytes).To(Equal(int64(64 << 20)))
+				g.Expect(h.container(s.holderName()).Exists).To(BeFalse())
+			},
+		},
+		{
+			name:   "a session whose primary was made gets its holder",
+			sbx:    atTopology(newSandbox("s"), 1),
+			docker: func(h *harness, s *scope) { h.start(h.primarySpec(s)) },
+			events: []string{"Normal " + EventWorkspaceCreated},
+			check:  held,
+		},
+		{
+			name:   "a session restored from a Checkpoint gets its holder first, to copy the files in through",
+			sbx:    atTopology(newSandbox("s", func(sbx *dsv1alpha1.Sandbox) { sbx.Spec.RestoreFrom = "ckpt" }), 1),
+			events: []string{"Normal " + EventWorkspaceCreated},
+			check:  held,
 		},
 		{
 			name:   "a running holder is left alone",
@@ -67,7 +90,7 @@ func TestEnsureWorkspace(t *testing.T) {
 		},
 		{
 			name:    "Docker unavailable while making the holder: retried",
-			sbx:     atTopology(newSandbox("s"), 1),
+			sbx:     atTopology(newSandbox("s", run()), 1),
 			faults:  func(h *harness) { h.docker.FailNext(fake.OpEnsureContainer, dd.KindUnavailable) },
 			stop:    true,
 			err:     true,
@@ -76,7 +99,7 @@ func TestEnsureWorkspace(t *testing.T) {
 		},
 		{
 			name:    "a holder start with an unknown outcome is retried",
-			sbx:     atTopology(newSandbox("s"), 1),
+			sbx:     atTopology(newSandbox("s", run()), 1),
 			faults:  func(h *harness) { h.docker.FailNext(fake.OpStartContainer, dd.KindUncertain) },
 			stop:    true,
 			err:     true,

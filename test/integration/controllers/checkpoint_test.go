@@ -343,7 +343,8 @@ var _ = Describe("A Checkpoint", func() {
 		retried := checkpoint(ns, "retried", "box")
 		create(retried)
 		Eventually(ckptState(retried)).Should(Equal("Ready/Succeeded"))
-		Expect(a.docker.Calls(fake.OpObserveContainer)).To(Equal(observed+3), "two attempts met no daemon, the third captured")
+		Expect(a.docker.Calls(fake.OpObserveContainer)).To(Equal(observed+4),
+			"two attempts met no daemon, the third saw the workspace holder and the primary running, and captured")
 	})
 })
 

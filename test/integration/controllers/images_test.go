@@ -412,7 +412,10 @@ var _ = Describe("The startup deadline", func() {
 		Eventually(func() []dd.ContainerInfo { return containers(a.docker, sbx, dsv1alpha1.RoleService) }).Should(BeEmpty())
 		Expect(containers(a.docker, sbx, dsv1alpha1.RolePrimary)).To(BeEmpty())
 		Eventually(func() int { return len(networksOf(a.docker, sbx)) }).Should(BeZero())
-		Expect(container(a.docker, sbx, dsv1alpha1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
+		volumes, err := a.docker.ListVolumes(ctx(), map[string]string{dsv1alpha1.LabelUID: string(get(sbx).UID)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(volumes).To(ConsistOf(HaveField("Labels", HaveKeyWithValue(dsv1alpha1.LabelRole, dsv1alpha1.RoleWorkspace))), "the workspace is kept")
+		Expect(containers(a.docker, sbx, dsv1alpha1.RoleHolder)).To(BeEmpty(), "no primary ever held it, so it got no holder")
 		Expect(get(sbx).Status.NetworkID).To(BeEmpty())
 	})
 
