@@ -353,6 +353,14 @@ func (h *harness) scope(sbx *dsv1alpha1.Sandbox) *scope {
 	return s
 }
 
+// imagesPass is a pass as far as ensureImages, over the Sandbox as its harness holds it.
+func (h *harness) imagesPass(sbx *dsv1alpha1.Sandbox) (*scope, bool, error) {
+	s := h.scope(sbx)
+	h.continues(h.r.trackStartup(h.ctx, s))
+	stop, err := h.r.ensureImages(h.ctx, s)
+	return s, stop, err
+}
+
 // continues fails the test unless a step went on.
 func (h *harness) continues(stop bool, err error) {
 	h.t.Helper()

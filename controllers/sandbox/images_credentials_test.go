@@ -106,14 +106,8 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 			sbx := atTopology(tc.sbx, 1, svcs...)
 			h := newHarness(t, append([]client.Object{sbx.DeepCopy()}, tc.objects...)...)
 			pulledByTeamA(t, h)
-			pass := func() (*scope, bool, error) {
-				s := h.scope(sbx)
-				h.continues(h.r.trackStartup(h.ctx, s))
-				stop, err := h.r.ensureImages(h.ctx, s)
-				return s, stop, err
-			}
 
-			s, stop, err := pass()
+			s, stop, err := h.imagesPass(sbx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(stop).To(BeTrue())
 			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePulling))
@@ -121,14 +115,14 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 			g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventPulling}))
 			waitPulled(t, h)
 
-			s, stop, err = pass()
+			s, stop, err = h.imagesPass(sbx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(2), "team A's pull and this namespace's")
 			if tc.verdict == "" {
 				g.Expect(stop).To(BeFalse())
 				g.Expect(s.outcome.reason).To(Equal(building.reason))
 				g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventPulled}))
-				_, stop, _ = pass()
+				_, stop, _ = h.imagesPass(sbx)
 				g.Expect(stop).To(BeFalse(), "verified for good: a later start needs no pull")
 				g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(2))
 				return
@@ -142,7 +136,7 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 			g.Expect(s.recheck).To(Equal(specRetry), "a fixed imagePullSecret is tried")
 			g.Expect(h.recorded()).To(Equal([]string{"Warning " + EventPullFailed}))
 
-			s, stop, _ = pass()
+			s, stop, _ = h.imagesPass(sbx)
 			g.Expect(stop).To(BeTrue())
 			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePullCredentialsRequired))
 			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(2), "the same credentials are not tried again")

@@ -126,14 +126,8 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 			sbx := atTopology(newSandbox("s", withImage(tc.image, "")), 1)
 			h := newHarness(t, sbx.DeepCopy())
 			h.docker.AddRegistryImage(tc.image, fake.RegistryImage{Digest: tc.digest})
-			pass := func() (*scope, bool, error) {
-				s := h.scope(sbx)
-				h.continues(h.r.trackStartup(h.ctx, s))
-				stop, err := h.r.ensureImages(h.ctx, s)
-				return s, stop, err
-			}
 
-			s, stop, err := pass()
+			s, stop, err := h.imagesPass(sbx)
 			g.Expect(stop).To(BeTrue())
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePulling))
@@ -144,7 +138,7 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 				t.Fatal("the pull never ended")
 			}
 
-			s, stop, err = pass()
+			s, stop, err = h.imagesPass(sbx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(stop).To(Equal(tc.stop))
 			g.Expect(s.outcome.message).To(ContainSubstring(tc.message))
@@ -153,7 +147,7 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 			g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventPulled}), "the pull's end is news once")
 			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(1))
 
-			_, stop, err = pass()
+			_, stop, err = h.imagesPass(sbx)
 			g.Expect(stop).To(Equal(tc.stop))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(h.recorded()).To(BeEmpty(), "no news")
