@@ -98,7 +98,9 @@ var _ = Describe("Agent restarts", Label("agent-restart"), func() {
 			time.Since(applied).Round(time.Second), restartKills), ReportEntryVisibilityAlways)
 
 		By("exactly one container of each role, one topology network per Sandbox with a service and one workspace each")
-		Expect(objectsByRole(ns)).To(Equal(expectedObjects(uids)))
+		// A session's workspace holder comes on the pass right after the one that made it Ready.
+		Eventually(func() map[string]int { return objectsByRole(ns) }).WithTimeout(time.Minute).WithPolling(time.Second).
+			Should(Equal(expectedObjects(uids)))
 		Expect(runningPrimaries(ns)).To(ConsistOf(names))
 
 		By("deleting everything")

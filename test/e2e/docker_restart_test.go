@@ -57,6 +57,9 @@ func restartUnderSessions(daemon, how string, restart func(*ownDaemon)) {
 	}
 	before := map[string]map[string][]string{}
 	for _, name := range restartSessions {
+		// A session's workspace holder comes on the pass right after the one that made it Ready.
+		Eventually(func() map[string][]string { return rolesOn(d, ownNode, ns, name) }).WithTimeout(time.Minute).WithPolling(time.Second).
+			Should(HaveKeyWithValue(dsv1alpha1.RoleHolder, HaveLen(1)), name)
 		before[name] = rolesOn(d, ownNode, ns, name)
 		Expect(before[name]).To(HaveKeyWithValue(dsv1alpha1.RolePrimary, HaveLen(1)), name)
 		Expect(before[name]).To(HaveKeyWithValue(dsv1alpha1.RoleHolder, HaveLen(1)), name)

@@ -10,6 +10,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // Nothing in these specs may make the daemon reach a registry off this machine: the only pull goes to a
@@ -106,7 +108,11 @@ spec:
 			return append(containers(ns, "waiting", "service"), topologyNetworks(ns, "waiting")...)
 		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(BeEmpty(), "the service and the topology's network are removed")
 		Expect(containers(ns, "waiting", "primary")).To(BeEmpty())
-		Expect(containers(ns, "waiting", "holder")).To(HaveLen(1), "the workspace is kept")
+		volumes, err := docker("volume", "ls", "-q", "--filter", "label="+dsv1alpha1.LabelNamespace+"="+ns,
+			"--filter", "label="+dsv1alpha1.LabelName+"=waiting", "--filter", "label="+dsv1alpha1.LabelRole+"="+dsv1alpha1.RoleWorkspace)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Fields(volumes)).To(HaveLen(1), "the workspace is kept")
+		Expect(containers(ns, "waiting", "holder")).To(BeEmpty(), "no primary ever held it, so it got no holder")
 		Expect(eventReasons(ns, "waiting")).To(ContainElement("StartupFailed"))
 		deleteAndExpectGone(ns, "waiting")
 	})
