@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 )
@@ -32,6 +34,9 @@ func (r *SandboxReconciler) ensureWorkspace(ctx context.Context, s *scope) (bool
 		}
 	}
 	if err := r.Driver.StartContainer(ctx, holder.Name); err != nil {
+		if holder.StartedAt.IsZero() && dd.IsUncertain(err) {
+			r.discardHolder(ctx, holder.Name)
+		}
 		return s.fail(dsv1alpha1.ReasonWorkspaceFailed, "starting the workspace holder", err)
 	}
 	if holder.StartedAt.IsZero() {
@@ -49,4 +54,15 @@ func (r *SandboxReconciler) ensureWorkspace(ctx context.Context, s *scope) (bool
 // a primary exists (of any generation) the holder is what keeps the workspace across its stops and rolls.
 func holderFirst(s *scope) bool {
 	return s.isRun() || s.sbx.Spec.RestoreFrom != "" || primaryMade(s)
+}
+
+// discardHolder removes a holder that never ran and whose start had an unknown outcome, so that the next pass
+// makes a new one. A Docker daemon killed while it started a container can leave it unstartable for good (its
+// runtime still holds the ID), and a holder that never ran holds nothing: the workspace's files, if any, are
+// held by the primary, and nothing is copied in through a holder before it runs. A failed removal is left to
+// the next pass, which tries the start again.
+func (r *SandboxReconciler) discardHolder(ctx context.Context, name string) {
+	if err := r.Driver.RemoveContainer(ctx, name); err != nil {
+		ctrl.LoggerFrom(ctx).Info("Could not remove a workspace holder whose start failed", "holder", name, "error", err.Error())
+	}
 }

@@ -98,13 +98,33 @@ func TestEnsureWorkspace(t *testing.T) {
 			message: "creating the workspace holder failed",
 		},
 		{
-			name:    "a holder start with an unknown outcome is retried",
+			name:    "a new holder whose start had an unknown outcome is removed, and made again by the retry",
 			sbx:     atTopology(newSandbox("s", run()), 1),
 			faults:  func(h *harness) { h.docker.FailNext(fake.OpStartContainer, dd.KindUncertain) },
 			stop:    true,
 			err:     true,
 			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonWorkspaceFailed},
 			message: "starting the workspace holder failed",
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(h.container(s.holderName()).Exists).To(BeFalse(), "a daemon killed mid-start may never start it")
+				g.Expect(h.volume(s.volumeName()).Exists).To(BeTrue())
+			},
+		},
+		{
+			name: "a holder that ran before and whose start had an unknown outcome is kept and retried",
+			sbx:  atTopology(newSandbox("s"), 1),
+			docker: func(h *harness, s *scope) {
+				h.makeWorkspace(s)
+				h.noErr(h.docker.Exit(s.holderName(), 137))
+			},
+			faults:  func(h *harness) { h.docker.FailNext(fake.OpStartContainer, dd.KindUncertain) },
+			stop:    true,
+			err:     true,
+			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonWorkspaceFailed},
+			message: "starting the workspace holder failed",
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(h.container(s.holderName()).Exists).To(BeTrue())
+			},
 		},
 	})
 }

@@ -57,12 +57,14 @@ func restartUnderSessions(daemon, how string, restart func(*ownDaemon)) {
 	}
 	before := map[string]map[string][]string{}
 	for _, name := range restartSessions {
-		// A session's workspace holder comes on the pass right after the one that made it Ready.
+		// A session's workspace holder comes on the pass right after the one that made it Ready: the daemon is
+		// killed once it runs, so that no start is in flight (agent_restart_test.go kills the agent mid-start).
 		Eventually(func() map[string][]string { return rolesOn(d, ownNode, ns, name) }).WithTimeout(time.Minute).WithPolling(time.Second).
 			Should(HaveKeyWithValue(dsv1alpha1.RoleHolder, HaveLen(1)), name)
 		before[name] = rolesOn(d, ownNode, ns, name)
 		Expect(before[name]).To(HaveKeyWithValue(dsv1alpha1.RolePrimary, HaveLen(1)), name)
-		Expect(before[name]).To(HaveKeyWithValue(dsv1alpha1.RoleHolder, HaveLen(1)), name)
+		Eventually(d.docker).WithArguments("inspect", "-f", "{{.State.Running}}", before[name][dsv1alpha1.RoleHolder][0]).
+			WithTimeout(time.Minute).Should(Equal("true"), name)
 	}
 	Expect(before["with-web"]).To(HaveKeyWithValue(dsv1alpha1.RoleService, HaveLen(1)))
 
