@@ -64,6 +64,12 @@ type CheckpointStatus struct {
 	// +optional
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
 
+	// size is sizeBytes for people, in binary units and rounded (for example 812, 1.5Ki, 256Mi): what
+	// kubectl get shows, since a printer column can only show a field as it is. sizeBytes is exact.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Size string `json:"size,omitempty"`
+
 	// digest is the archive's content address, sha256:<64 hex digits>.
 	// +kubebuilder:validation:MaxLength=71
 	// +kubebuilder:validation:Pattern=`^sha256:[a-f0-9]{64}$`
@@ -94,8 +100,10 @@ type CheckpointStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"
 // +kubebuilder:printcolumn:name="Sandbox",type=string,JSONPath=".spec.sandboxName"
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=".status.nodeName"
-// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=".status.sizeBytes"
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=".status.size"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Bytes",type=integer,JSONPath=".status.sizeBytes",priority=1
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="Checkpoint name must be a DNS label: at most 63 lowercase letters, digits and '-'"
 type Checkpoint struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -73,7 +73,7 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Che
 	}
 	st := &ckpt.Status
 	now := time.Now()
-	st.Digest, st.SizeBytes = a.Digest, a.Size
+	st.Digest, st.SizeBytes, st.Size = a.Digest, a.Size, humanSize(a.Size)
 	st.CapturedAt = &metav1.Time{Time: now}
 	st.CaptureDuration = &metav1.Duration{Duration: now.Sub(start).Round(time.Millisecond)}
 	st.FrozenDuration = &metav1.Duration{Duration: frozen.Round(time.Millisecond)}

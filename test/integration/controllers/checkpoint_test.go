@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -221,6 +222,9 @@ var _ = Describe("A Checkpoint", func() {
 		sum := sha256.Sum256(data)
 		Expect("sha256:" + hex.EncodeToString(sum[:])).To(Equal(cur.Status.Digest))
 		Expect(cur.Status.SizeBytes).To(BeEquivalentTo(len(data)))
+		Expect(cur.Status.Size).To(HaveSuffix("Ki"), "a few KiB of tar, for people (kubectl get's Size column)")
+		size := resource.MustParse(cur.Status.Size)
+		Expect(size.AsApproximateFloat64()).To(BeNumerically("~", len(data), len(data)/19))
 		Expect(tarFiles(bytes.NewReader(data))).To(Equal(map[string]string{"notes.txt": "hello", "src/": "", "src/main.go": "package main"}))
 
 		By("having frozen the primary once and thawed it")
