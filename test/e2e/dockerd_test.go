@@ -387,13 +387,16 @@ func mountsUnder(dir string) ([]string, error) {
 // plane, and registers its stop (which runs before the daemon's removal). Sandboxes reach it by spec.nodeName.
 // Its bridges share the host's routing table with every other daemon's, so topologyPool must be a range no other
 // agent on this machine uses. It has no host firewall (d writes no firewall rules either) and no egress proxy.
-func startOwnAgent(d *ownDaemon, node, topologyPool string) *agentProcess {
+// Extra flags (a --capacity, say) come last and override these.
+func startOwnAgent(d *ownDaemon, node, topologyPool string, extra ...string) *agentProcess {
 	GinkgoHelper()
 	a, err := startAgent(binDir(), node, cp.Kubeconfig, filepath.Join(GinkgoT().TempDir(), "agent-"+node+".log"),
-		"--docker-host="+d.host(),
-		"--host-firewall=false",
-		"--egress-proxy-port=0",
-		"--topology-pool="+topologyPool,
+		append([]string{
+			"--docker-host=" + d.host(),
+			"--host-firewall=false",
+			"--egress-proxy-port=0",
+			"--topology-pool=" + topologyPool,
+		}, extra...)...,
 	)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(a.stop)
