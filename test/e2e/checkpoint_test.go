@@ -86,6 +86,12 @@ spec:
 		Expect(field(ns, "checkpoint/snap", "{.status.sizeBytes}")).To(Equal(strconv.FormatInt(info.Size(), 10)))
 		Expect(info.Size()).To(BeNumerically(">", 50<<20))
 		Expect(field(ns, "checkpoint/snap", "{.status.nodeName}")).To(Equal(node))
+		row, err := kubectl("get", "-n", ns, "ckpt", "snap", "--no-headers")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Fields(row)[:6]).To(Equal([]string{"snap", "Ready", "source", node, "50Mi", "Succeeded"}), "kubectl get ckpt shows where and how big")
+		row, err = kubectl("get", "-n", ns, "sbx", "source", "-o", "wide", "--no-headers")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Fields(row)[:4]).To(Equal([]string{"source", "Running", "True", node}), "kubectl get sbx -o wide shows its node")
 		captured := field(ns, "checkpoint/snap", "{.status.captureDuration}")
 		frozen := field(ns, "checkpoint/snap", "{.status.frozenDuration}")
 
