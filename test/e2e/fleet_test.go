@@ -72,8 +72,24 @@ var _ = Describe("A fleet of Docker hosts", Label("fleet"), func() {
 		Expect(docker("container", "ls", "-aq", "--filter", "label="+dsv1alpha1.LabelNamespace+"="+ns)).
 			To(BeEmpty(), "containers of the fleet's namespace on the machine's daemon")
 
+		By("room made on a node going first to the Sandbox pinned there, not to the unbound one")
+		_, err := kubectl("delete", "-n", ns, "sandbox", "pin-a", "--timeout=90s")
+		Expect(err).NotTo(HaveOccurred())
+		waitFor(ns, "sandbox/pin-late", "condition=Ready", 3*time.Minute)
+		Expect(rolesOn(a.daemon, a.name, ns, "pin-late")).To(HaveKeyWithValue(dsv1alpha1.RolePrimary, HaveLen(1)))
+		// Longer than an agent's look again at waiting Sandboxes (10 s).
+		Consistently(field).WithArguments(ns, "sandbox/"+waiting, "{.spec.nodeName}").WithTimeout(15*time.Second).
+			WithPolling(time.Second).Should(BeEmpty(), "%s bound to a full node", waiting)
+
+		By("room made on the other node taken by the unbound one")
+		_, err = kubectl("delete", "-n", ns, "sandbox", "pin-b", "--timeout=90s")
+		Expect(err).NotTo(HaveOccurred())
+		waitFor(ns, "sandbox/"+waiting, "condition=Ready", 3*time.Minute)
+		Expect(field(ns, "sandbox/"+waiting, "{.spec.nodeName}")).To(Equal(b.name))
+		Expect(rolesOn(b.daemon, b.name, ns, waiting)).To(HaveKeyWithValue(dsv1alpha1.RolePrimary, HaveLen(1)))
+
 		By("deleting every Sandbox, which leaves nothing on either daemon")
-		_, err := kubectl("delete", "-n", ns, "sandboxes", "--all", "--timeout=150s")
+		_, err = kubectl("delete", "-n", ns, "sandboxes", "--all", "--timeout=150s")
 		Expect(err).NotTo(HaveOccurred())
 		for _, n := range []fleetNode{a, b} {
 			Expect(n.daemon.leftovers(n.name)).To(BeEmpty(), "on %s", n.name)
