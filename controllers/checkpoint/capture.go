@@ -71,6 +71,10 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Che
 		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "storing the archive on node %s failed: %v", r.Options.Node, err)
 		return ctrl.Result{}, nil
 	}
+	if err := r.push(ctx, ckpt, a); err != nil {
+		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "pushing the archive to the checkpoint registry %s failed: %v", r.Registry, err)
+		return ctrl.Result{}, nil
+	}
 	st := &ckpt.Status
 	now := time.Now()
 	st.Digest, st.SizeBytes, st.Size = a.Digest, a.Size, humanSize(a.Size)

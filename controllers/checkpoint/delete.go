@@ -12,7 +12,7 @@ import (
 )
 
 // reconcileDelete removes the Checkpoint's hold on its archive (the archive goes with the last Checkpoint
-// holding it), then lets the Checkpoint go.
+// holding it), and its artifact in the checkpoint registry if the agent has one, then lets the Checkpoint go.
 func (r *CheckpointReconciler) reconcileDelete(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(ckpt, dsv1alpha1.FinalizerCleanup) {
 		return ctrl.Result{}, nil
@@ -20,6 +20,9 @@ func (r *CheckpointReconciler) reconcileDelete(ctx context.Context, ckpt *dsv1al
 	// Only a Checkpoint this node claimed can hold an archive here; one no node claimed holds none anywhere.
 	if ckpt.Status.NodeName == r.Options.Node {
 		if err := r.Store.Release(string(ckpt.UID)); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.unpush(ctx, ckpt); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/dockside-dev/dockside/controllers/status"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/checkpointregistry"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -35,6 +36,7 @@ type CheckpointReconciler struct {
 	APIReader client.Reader // reads Sandboxes of any node, to tell a missing one from another node's
 	Driver    dd.Driver
 	Store     *archive.Store
+	Registry  *checkpointregistry.Registry   // where archives are pushed too, to restore on any node; nil: none
 	Freezes   *sandbox.Freezes               // shared with the Sandbox reconciler
 	Wake      func(key types.NamespacedName) // brings a pass over a Sandbox once it is thawed
 	Recorder  events.EventRecorder

@@ -20,6 +20,7 @@ import (
 	"github.com/dockside-dev/dockside/controllers/status"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/checkpointregistry"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
 )
 
@@ -65,10 +66,11 @@ type SandboxReconciler struct {
 	Driver    dd.Driver
 	Recorder  events.EventRecorder
 	Options   SandboxOptions
-	Archives  *archive.Store // the node's Checkpoint archives, for restoreFrom; nil: restores are refused
-	Freezes   *Freezes       // Sandboxes a capture holds frozen, whose lifecycle is left alone meanwhile
-	Commands  Commands       // Executions' commands running in Sandboxes, whose outcome says why a primary stopped
-	Verdicts  *Verdicts      // poisonings decided by Executions' runs, which this reconciler writes
+	Archives  *archive.Store               // the node's Checkpoint archives, for restoreFrom; nil: restores are refused
+	Registry  *checkpointregistry.Registry // where Checkpoints of other nodes are pulled from; nil: none
+	Freezes   *Freezes                     // Sandboxes a capture holds frozen, whose lifecycle is left alone meanwhile
+	Commands  Commands                     // Executions' commands running in Sandboxes, whose outcome says why a primary stopped
+	Verdicts  *Verdicts                    // poisonings decided by Executions' runs, which this reconciler writes
 
 	// Subnets gives topology networks their subnets; nil lets Docker's default pools choose.
 	Subnets *TopologySubnets

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -45,7 +46,7 @@ func (r *SandboxReconciler) ensureRestored(ctx context.Context, s *scope) (bool,
 		return s.notRestored(false, dsv1alpha1.ReasonCheckpointNotFound, "Checkpoint %q does not exist in namespace %s; waiting for it", name, s.sbx.Namespace)
 	case err != nil:
 		return s.fail(dsv1alpha1.ReasonRestoreFailed, "reading Checkpoint "+name, err)
-	case ckpt.Status.NodeName != "" && ckpt.Status.NodeName != r.Options.Node:
+	case ckpt.Status.NodeName != "" && ckpt.Status.NodeName != r.Options.Node && r.Registry == nil:
 		return s.notRestored(true, dsv1alpha1.ReasonCheckpointOnOtherNode, "Checkpoint %q is stored on node %s, not on node %s that runs this Sandbox", name, ckpt.Status.NodeName, r.Options.Node)
 	case ckpt.Status.Phase == dsv1alpha1.CheckpointFailed:
 		return s.notRestored(true, dsv1alpha1.ReasonCheckpointNotReady, "Checkpoint %q failed: %s", name, readyMessage(ckpt))
@@ -64,6 +65,8 @@ var errRestoreCancelled = errors.New("the restore was cancelled")
 // restoreResult is how a restore in the background ended: err, with what it was doing, when it failed.
 type restoreResult struct {
 	checkpoint string
+	uid        types.UID // the Checkpoint's: names its artifact in the checkpoint registry
+	namespace  string
 	archive    archive.Archive
 	took       time.Duration
 	doing      string
@@ -99,7 +102,7 @@ func (r *SandboxReconciler) restore(ctx context.Context, s *scope, ckpt *dsv1alp
 // does (reconcileDelete). Its end wakes the Sandbox.
 func (r *SandboxReconciler) startRestore(s *scope, ckpt *dsv1alpha1.Checkpoint) {
 	key, holder, deadline := s.key(), s.holderName(), s.startupDeadline
-	res := restoreResult{checkpoint: ckpt.Name, archive: archive.Archive{Digest: ckpt.Status.Digest, Size: ckpt.Status.SizeBytes}}
+	res := restoreResult{checkpoint: ckpt.Name, uid: ckpt.UID, namespace: ckpt.Namespace, archive: archive.Archive{Digest: ckpt.Status.Digest, Size: ckpt.Status.SizeBytes}}
 	cancelled := res
 	cancelled.doing, cancelled.err = "restoring Checkpoint "+ckpt.Name, errRestoreCancelled
 	r.restores.start(r.Wake.ctx, s.sbx.UID, positiveOr(r.Options.RestoreConcurrency, defaultRestoreConcurrency),
@@ -121,12 +124,12 @@ func (r *SandboxReconciler) copyIn(ctx context.Context, holder string, deadline 
 		return res
 	}
 	start := time.Now()
-	f, err := r.Archives.Open(res.archive)
+	f, done, err := r.openArchive(ctx, res)
 	if err != nil {
 		res.doing, res.err = "reading the archive of Checkpoint "+res.checkpoint, err
 		return res
 	}
-	defer f.Close()
+	defer done()
 	if err := r.Driver.CopyTo(ctx, holder, HolderMountPath, f); err != nil {
 		res.doing, res.err = "copying Checkpoint "+res.checkpoint+" into the workspace", err
 		return res
@@ -166,8 +169,9 @@ func readyMessage(ckpt *dsv1alpha1.Checkpoint) string {
 }
 
 // restoreBinding says whether this node may bind an unbound Sandbox: one that restores from a Checkpoint
-// runs only on the node that stores it. Until that Checkpoint is taken on by a node, wait says why in words
-// every agent would use; when another node stores it, that node's agent binds it and wait is nil.
+// runs only on the node that stores it, or on any node when the agents share a checkpoint registry. Until
+// that Checkpoint is taken on by a node, wait says why in words every agent would use; when another node
+// stores it (and there is no registry), that node's agent binds it and wait is nil.
 func (r *SandboxReconciler) restoreBinding(ctx context.Context, sbx *dsv1alpha1.Sandbox) (mayBind bool, wait *outcome, err error) {
 	name := sbx.Spec.RestoreFrom
 	if name == "" {
@@ -185,7 +189,7 @@ func (r *SandboxReconciler) restoreBinding(ctx context.Context, sbx *dsv1alpha1.
 		return false, &outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonCheckpointNotReady,
 			message: fmt.Sprintf("Checkpoint %q is not stored on any node yet; the Sandbox is bound to the node that stores it", name)}, nil
 	}
-	return ckpt.Status.NodeName == r.Options.Node, nil, nil
+	return r.Registry != nil || ckpt.Status.NodeName == r.Options.Node, nil, nil
 }
 
 // sandboxesRestoringFrom maps a Checkpoint to the Sandboxes (bound here or unbound) that restore from it, so

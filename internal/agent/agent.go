@@ -112,6 +112,16 @@ type Options struct {
 	// archive once), with its captures under way; a capture that would pass it fails
 	// (NamespaceCheckpointQuotaExceeded). 0, the default, sets no cap: the store's limit alone bounds them.
 	CheckpointBytesPerNamespace int64
+	// CheckpointRegistry is a repository of an OCI registry, host[:port]/path, that every archive captured
+	// here is pushed to (by digest, tagged with its Checkpoint's UID) and that a restore pulls from when the
+	// node's store lacks the archive, so that a Checkpoint restores on any node; "" keeps archives on their
+	// node only. It needs CheckpointDir (the node's store holds captures and pulls under way).
+	CheckpointRegistry string
+	// CheckpointRegistrySecret names, namespace/name, the kubernetes.io/dockerconfigjson Secret with the
+	// registry's credentials; "": anonymous.
+	CheckpointRegistrySecret string
+	// CheckpointRegistryPlainHTTP talks plain HTTP to the registry; allowed only to 127.0.0.0/8.
+	CheckpointRegistryPlainHTTP bool
 	CaptureTimeout              time.Duration // bound on copying one workspace out (the Sandbox is frozen meanwhile); default 5m
 	ArchiveRecheck              time.Duration // how often a Ready Checkpoint's archive is looked for on disk; default 1m
 
@@ -172,6 +182,9 @@ func (o *Options) defaults() error {
 	setDefault(&o.CheckpointStoreBytes, DefaultCheckpointStoreBytes)
 	if o.CheckpointBytesPerNamespace < 0 {
 		return fmt.Errorf("the checkpoint bytes per namespace must be a positive number of bytes, or 0 for no cap, not %d", o.CheckpointBytesPerNamespace)
+	}
+	if o.CheckpointRegistry != "" && o.CheckpointDir == "" {
+		return fmt.Errorf("a checkpoint registry needs a checkpoint folder: archives are captured and pulled through the node's store")
 	}
 	setDefault(&o.CaptureTimeout, 5*time.Minute)
 	setDefault(&o.ArchiveRecheck, time.Minute)
@@ -248,6 +261,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			return nil, err
 		}
 	}
+	registry, err := checkpointRegistry(ctx, mgr.GetAPIReader(), opts)
+	if err != nil {
+		return nil, err
+	}
 
 	driver := metered.Wrap(opts.Driver, opts.DockerTimeout)
 	log := ctrl.LoggerFrom(ctx).WithName("agent")
@@ -284,7 +301,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once
 		},
 		Subnets: topologySubnets, Egress: egressGateways(proxy),
-		Archives: store, Freezes: freezes, Commands: runs, Verdicts: verdicts,
+		Archives: store, Registry: registry, Freezes: freezes, Commands: runs, Verdicts: verdicts,
 		Images: imagepuller.New(ctx, driver, pulls, wake.Now), Wake: wake,
 	}
 	if err := r.SetupWithManager(ctx, mgr, sandbox.Watches{
@@ -308,7 +325,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	if store != nil {
 		checkpoints := &checkpoint.CheckpointReconciler{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Store: store,
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Store: store, Registry: registry,
 			Freezes: freezes, Wake: wake.Now, Recorder: mgr.GetEventRecorder("dockside-agent"),
 			Options: checkpoint.CheckpointOptions{Node: opts.Node, CaptureTimeout: opts.CaptureTimeout, RecheckPeriod: opts.ArchiveRecheck},
 		}
