@@ -71,7 +71,7 @@ func BenchmarkColdStart(b *testing.B) {
 	cleanUp(b, e, ns)
 	record(b, group{
 		Key: "cold-par", Title: fmt.Sprintf("Cold start, session Sandbox, %d at once", coldStarts), Baseline: "the same docker run -d, all at once",
-		Figures: append(startupFigures(dockside, baseline, "≤ 1.25x plain Docker"),
+		Figures: append(startupFigures(dockside, baseline, "≤ 1.5x plain Docker"),
 			figure{Name: "all Ready", Unit: "s", Dockside: seconds(dWall), Baseline: seconds(bWall)}),
 	})
 }
