@@ -141,13 +141,21 @@ func fillWorkspace(d *fake.Driver, sbx *dsv1alpha1.Sandbox, files map[string]str
 		Expect(err).NotTo(HaveOccurred())
 	}
 	Expect(tw.Close()).To(Succeed())
-	Expect(d.CopyTo(ctx(), container(d, sbx, dsv1alpha1.RoleHolder, "").Name, "/workspace", &buf)).To(Succeed())
+	Expect(d.CopyTo(ctx(), holderOf(d, sbx), "/workspace", &buf)).To(Succeed())
+}
+
+// holderOf is the name of the Sandbox's workspace holder once it runs: a new session's comes on the pass
+// after the one that made it Ready.
+func holderOf(d *fake.Driver, sbx *dsv1alpha1.Sandbox) string {
+	GinkgoHelper()
+	Eventually(state(d, sbx, dsv1alpha1.RoleHolder, "")).Should(Equal(dd.StateRunning))
+	return container(d, sbx, dsv1alpha1.RoleHolder, "").Name
 }
 
 // workspaceFiles reads every file (and folder, with a trailing "/") of the Sandbox's workspace.
 func workspaceFiles(d *fake.Driver, sbx *dsv1alpha1.Sandbox) map[string]string {
 	GinkgoHelper()
-	rc, err := d.CopyFrom(ctx(), container(d, sbx, dsv1alpha1.RoleHolder, "").Name, "/workspace/.")
+	rc, err := d.CopyFrom(ctx(), holderOf(d, sbx), "/workspace/.")
 	Expect(err).NotTo(HaveOccurred())
 	defer rc.Close()
 	return tarFiles(rc)

@@ -124,7 +124,7 @@ var _ = Describe("An Execution", func() {
 		Expect(container(a.docker, sbx, dsv1alpha1.RolePrimary, "").State).To(Equal(dd.StateExited))
 		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("False/DeadlineExceeded"))
 		Expect(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)()).To(Equal("True/DeadlineExceeded"), "the Execution's reason, not PrimaryExited")
-		Expect(container(a.docker, sbx, dsv1alpha1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
+		Eventually(state(a.docker, sbx, dsv1alpha1.RoleHolder, "")).Should(Equal(dd.StateRunning), "the workspace is kept")
 
 		// The poisoned Sandbox runs nothing more, and nothing is retried on its own.
 		next := execution(ns, "next", "shell", "brief")

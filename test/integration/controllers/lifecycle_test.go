@@ -68,7 +68,7 @@ var _ = Describe("A poisoned topology", func() {
 		Expect(condition(sbx, dsv1alpha1.ConditionServicesReady)()).To(Equal("False/ServiceExited"))
 		Eventually(state(a.docker, sbx, dsv1alpha1.RolePrimary, "")).Should(Equal(dd.StateExited), "the topology is stopped")
 		Consistently(state(a.docker, sbx, dsv1alpha1.RoleService, "db")).Should(Equal(dd.StateExited), "no silent repair")
-		Expect(container(a.docker, sbx, dsv1alpha1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
+		Eventually(state(a.docker, sbx, dsv1alpha1.RoleHolder, "")).Should(Equal(dd.StateRunning), "the workspace is kept")
 		Eventually(eventReasons(sbx)).Should(ContainElement("TopologyPoisoned"))
 	})
 
@@ -81,7 +81,7 @@ var _ = Describe("A poisoned topology", func() {
 	})
 
 	It("is rolled away by a spec change, keeping the workspace's files", func() {
-		holderName := container(a.docker, sbx, dsv1alpha1.RoleHolder, "").Name
+		holderName := holderOf(a.docker, sbx)
 		Expect(a.docker.CopyTo(ctx(), holderName, "/workspace", tarOf("notes.txt", "kept"))).To(Succeed())
 		Expect(a.docker.Exit(container(a.docker, sbx, dsv1alpha1.RoleService, "db").Name, 1)).To(Succeed())
 		Eventually(phase(sbx)).Should(Equal(dsv1alpha1.SandboxFailed))

@@ -54,7 +54,7 @@ var _ = Describe("A run", func() {
 		Expect(condition(sbx, dsv1alpha1.ConditionReady)()).To(Equal("True/Completed"))
 		Expect(condition(sbx, dsv1alpha1.ConditionStalled)()).To(Equal("False/Completed"))
 		Eventually(state(a.docker, sbx, dsv1alpha1.RoleService, "helper")).Should(Equal(dd.StateExited))
-		Expect(container(a.docker, sbx, dsv1alpha1.RoleHolder, "").State).To(Equal(dd.StateRunning), "the workspace is kept")
+		Eventually(state(a.docker, sbx, dsv1alpha1.RoleHolder, "")).Should(Equal(dd.StateRunning), "the workspace is kept")
 		Eventually(eventReasons(sbx)).Should(ContainElement("RunSucceeded"))
 	})
 

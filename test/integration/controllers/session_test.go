@@ -46,7 +46,7 @@ var _ = Describe("A session", func() {
 		Expect(primary.State).To(Equal(dd.StateRunning))
 		Expect(primary.Network).To(BeEmpty(), "mode None without services: network mode none")
 		Expect(cur.Status.ContainerID).To(Equal(primary.ID))
-		Expect(container(a.docker, sbx, dsv1alpha1.RoleHolder, "").State).To(Equal(dd.StateRunning))
+		Eventually(state(a.docker, sbx, dsv1alpha1.RoleHolder, "")).Should(Equal(dd.StateRunning))
 		vols, err := a.docker.ListVolumes(context.Background(), map[string]string{dsv1alpha1.LabelUID: string(cur.UID)})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(vols).To(HaveLen(1))
