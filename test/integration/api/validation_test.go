@@ -24,15 +24,19 @@ func checkpoint(spec string) string { return manifest("Checkpoint", "bad", spec)
 // nineServices names one SandboxService more than a Sandbox may have.
 var nineServices = "[s1, s2, s3, s4, s5, s6, s7, s8, s9]"
 
+// expectRefused creates manifest in a new namespace and expects the API server to refuse it with message,
+// leaving the namespace empty.
+func expectRefused(ctx context.Context, manifest, message string) {
+	ns := newNamespace(ctx)
+	err := k8s.Create(ctx, fromYAML(manifest, ns))
+	Expect(apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)).To(BeTrue(), "want a refusal, got %v", err)
+	Expect(err.Error()).To(ContainSubstring(message))
+	Expect(countObjects(ctx, ns)).To(BeZero())
+}
+
 var _ = Describe("validation", func() {
 	DescribeTable("refuses a bad manifest with a message a person understands, leaving nothing behind",
-		func(ctx context.Context, manifest, message string) {
-			ns := newNamespace(ctx)
-			err := k8s.Create(ctx, fromYAML(manifest, ns))
-			Expect(apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)).To(BeTrue(), "want a refusal, got %v", err)
-			Expect(err.Error()).To(ContainSubstring(message))
-			Expect(countObjects(ctx, ns)).To(BeZero())
-		},
+		expectRefused,
 		// Sandbox: image.
 		Entry("no image", sandbox(`{command: ["true"]}`), "spec.image: Required value"),
 		Entry("uppercase image name", sandbox(`{image: Busybox}`), "image must be a reference"),
