@@ -42,14 +42,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(source), source); err != nil {
-		b.Fatal(err)
-	}
-	primary := source.Status.ContainerID
-	if _, err := docker("exec", primary, "dd", "if=/dev/urandom", "of=/workspace/data", "bs=1M", fmt.Sprint("count=", checkpointMiB)); err != nil {
-		b.Fatal(err)
-	}
-	want, err := docker("exec", primary, "sha256sum", "/workspace/data")
+	primary, want, err := e.fillWorkspace(ctx, source)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,6 +108,20 @@ func BenchmarkCheckpoint(b *testing.B) {
 		figure{Name: "restore throughput, start included", Unit: "MB/s", Dockside: throughput(restoredIn), Baseline: throughput(restoreByHand),
 			Note: fmt.Sprintf("an empty Sandbox started in %.2f s here", emptyStart.Seconds())},
 	)
+}
+
+// fillWorkspace writes checkpointMiB of random data to /workspace/data of the Ready Sandbox sbx and returns
+// its primary container and the data's sha256sum line, which a restore must reproduce.
+func (e *env) fillWorkspace(ctx context.Context, sbx *dsv1alpha1.Sandbox) (primary, sum string, err error) {
+	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+		return "", "", err
+	}
+	primary = sbx.Status.ContainerID
+	if _, err := docker("exec", primary, "dd", "if=/dev/urandom", "of=/workspace/data", "bs=1M", fmt.Sprint("count=", checkpointMiB)); err != nil {
+		return "", "", err
+	}
+	sum, err = docker("exec", primary, "sha256sum", "/workspace/data")
+	return primary, sum, err
 }
 
 // plainWorkspace is a plain container with a tmpfs volume at /workspace, as a person would make one to

@@ -48,7 +48,34 @@ func init() {
 type agentCommand func(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd
 
 // startEnv starts a control plane keeping its state in dir and an agent for node with room for capacity.
-func startEnv(ctx context.Context, dir, node string, capacity int, agentCmd agentCommand) (_ *env, err error) {
+func startEnv(ctx context.Context, dir, node string, capacity int, agentCmd agentCommand) (*env, error) {
+	e, err := startControlPlane(dir, node)
+	if err != nil {
+		return nil, err
+	}
+	if e.agent, err = e.startAgent(ctx, dir, node, capacity, agentCmd); err != nil {
+		return nil, errors.Join(err, e.stop())
+	}
+	return e, nil
+}
+
+// startAgent starts an agent for node on the env's control plane, logging to dir/agent-<node>.log (dir/agent.log
+// for the env's own node).
+func (e *env) startAgent(ctx context.Context, dir, node string, capacity int, agentCmd agentCommand) (*agentProcess, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	log := filepath.Join(dir, "agent-"+node+".log")
+	if node == e.node {
+		log = filepath.Join(dir, "agent.log")
+	}
+	return startAgent(ctx, agentCmd(node, e.cp.Kubeconfig, addr, capacity), addr, log)
+}
+
+// startControlPlane starts a control plane keeping its state in dir, a client and the Sandbox watch, without an
+// agent; node names the env (the baselines' label derives from it).
+func startControlPlane(dir, node string) (_ *env, err error) {
 	cp, err := controlplane.Start(controlplane.Options{
 		CRDDir:         filepath.Join("..", "..", "config", "crd", "bases"),
 		DataDir:        filepath.Join(dir, "etcd"),
@@ -73,12 +100,7 @@ func startEnv(ctx context.Context, dir, node string, capacity int, agentCmd agen
 	if e.sandboxes, err = newTracker(watchCtx, e.cfg); err != nil {
 		return nil, err
 	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	e.agent, err = startAgent(ctx, agentCmd(node, cp.Kubeconfig, addr, capacity), addr, filepath.Join(dir, "agent.log"))
-	return e, err
+	return e, nil
 }
 
 // stop stops the agent and the control plane; objects left in the API server go with it.

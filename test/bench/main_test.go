@@ -2,8 +2,9 @@
 // up (alone and behind a service), what idle Sandboxes cost (Docker calls, API writes, memory), what 240
 // Sandboxes at once cost the host on real Docker, how the agent copes with a thousand Sandboxes on the fake
 // driver, how fast a deleted Execution's container is killed, how fast a workspace is checkpointed and
-// restored, and whether a thousand create/delete cycles under an agent killed at random leak or duplicate
-// anything in Docker. Each figure sits next to a baseline measured in the same run where there is one.
+// restored, how fast a Checkpoint moves between two nodes through an OCI registry, how 60 Sandboxes come up on
+// three nodes against one, and whether a thousand create/delete cycles under an agent killed at random leak or
+// duplicate anything in Docker. Each figure sits next to a baseline measured in the same run where there is one.
 //
 // Run it with `make bench`: it prints one Markdown table and writes the same figures, with the machine, to
 // bench-results.json at the repository root. These are benchmarks, not timed tests: they never fail on a
@@ -81,7 +82,7 @@ func benchmark(m *testing.M) int {
 			failures = append(failures, err.Error())
 		}
 	}
-	for _, node := range []string{runNode, plainNode(runNode), densityNode(), soakNode()} {
+	for _, node := range []string{runNode, plainNode(runNode), densityNode(), soakNode(), registryNode("a"), registryNode("b"), plainNode(registryNode("a"))} {
 		if err := checkNothingLeft(node); err != nil {
 			failures = append(failures, err.Error())
 		}
