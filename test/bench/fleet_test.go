@@ -139,6 +139,7 @@ func (e *env) fleetRound(ctx context.Context, dir string, daemons []*owndockerd.
 		for _, a := range agents {
 			err = errors.Join(err, a.stop())
 		}
+		e.agent = nil // stopped: the env's stop must not stop it again
 	}()
 	for _, d := range daemons {
 		a, err := e.startAgent(ctx, dir, fleetNode(d), capacity, fleetAgent(d))
