@@ -132,7 +132,8 @@ func BenchmarkCheckpointRegistry(b *testing.B) {
 		Figures: []figure{
 			{Name: "capture + push, apply → Ready", Unit: "s", Dockside: seconds(pushed), Baseline: seconds(copyOut)},
 			{Name: "capture + push throughput", Unit: "MB/s", Dockside: throughput(pushed), Baseline: throughput(copyOut)},
-			{Name: "of which capture, status.captureDuration", Unit: "s", Dockside: durationOf(ckpt.Status.CaptureDuration)},
+			{Name: "capture + push, status.captureDuration", Unit: "s", Dockside: durationOf(ckpt.Status.CaptureDuration), Note: "the push included"},
+			{Name: "Sandbox frozen, status.frozenDuration", Unit: "s", Dockside: durationOf(ckpt.Status.FrozenDuration), Note: "the push runs after the thaw"},
 			{Name: "pull of the artifact to a local file", Unit: "MB/s", Dockside: throughput(pulled), Baseline: throughput(copyOut),
 				Note: "the agent's registry client run by the benchmark, digest checked"},
 			{Name: "restore on node B (pull, unpack, start), apply → Ready", Unit: "s", Dockside: seconds(restoredIn), Baseline: seconds(restoreByHand),
