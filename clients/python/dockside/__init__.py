@@ -1,0 +1,14 @@
+"""Dockside sandboxes from Python: create a session Sandbox, run commands in it through Executions, pause,
+resume, checkpoint, restore and delete it, through the Kubernetes API server (RBAC: the dockside-edit role).
+See clients/python/README.md."""
+
+from .aio import AsyncSandbox
+from .checkpoint import Checkpoint
+from .errors import (ApiError, CheckpointFailed, DeadlineExceeded, DocksideError, SandboxFailed, SandboxGone,
+                     SandboxNotReady, SandboxPoisoned, WaitTimeout)
+from .execution import Result
+from .sandbox import Sandbox
+
+__all__ = ["Sandbox", "AsyncSandbox", "Checkpoint", "Result", "DocksideError", "ApiError", "WaitTimeout",
+           "SandboxFailed", "SandboxGone", "SandboxNotReady", "SandboxPoisoned", "DeadlineExceeded",
+           "CheckpointFailed"]

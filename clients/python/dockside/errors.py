@@ -1,0 +1,55 @@
+"""The errors the client raises, each in Dockside's words: the reason of the condition or status that says
+what failed, one word (InvalidSpec, DeadlineExceeded, ServiceReadinessFailed, ...), and its message for
+people. No API client stack escapes: errors of the Kubernetes client are turned into ApiError."""
+
+
+class DocksideError(Exception):
+    """Something Dockside or the API server refused or reported; reason is one word, message a sentence."""
+
+    def __init__(self, reason, message, result=None):
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
+        # result is the Execution's outcome when the error came from one (its output up to the failure).
+        self.result = result
+
+
+class ApiError(DocksideError):
+    """The API server refused a request (Forbidden, Invalid, AlreadyExists, ...), with its own message."""
+
+    def __init__(self, reason, message, status=0):
+        super().__init__(reason, message)
+        self.status = status
+
+
+class WaitTimeout(DocksideError, TimeoutError):
+    """The client stopped waiting: the object had not reached the state asked for. It is left as it was,
+    except an Execution, which is deleted (which stops its command)."""
+
+
+class SandboxFailed(DocksideError):
+    """The Sandbox cannot become Ready without a change (it is Stalled): the reason names the phase that
+    failed, e.g. ImagePullTimeout, ServiceReadinessFailed, CheckpointNotFound."""
+
+
+class SandboxGone(DocksideError):
+    """The Sandbox does not exist (any more)."""
+
+
+class SandboxNotReady(DocksideError):
+    """The Sandbox could not run the command (not Ready, a run, being deleted), and it is not poisoned."""
+
+
+class SandboxPoisoned(DocksideError):
+    """The Sandbox's topology is poisoned (TopologyPoisoned): a command's deadline, a cancel, processes left
+    running or a stopped service killed it. Its workspace is kept; it runs nothing more until its spec rolls
+    the topology or it is recreated. result holds the Execution that killed it, when this run did."""
+
+
+class DeadlineExceeded(SandboxPoisoned):
+    """The command ran past its timeout: the agent killed the Sandbox's container from the host. result holds
+    the output printed before the kill."""
+
+
+class CheckpointFailed(DocksideError):
+    """The Checkpoint could not be taken (it is Stalled), e.g. SandboxNotFound or a byte cap exceeded."""

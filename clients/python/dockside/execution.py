@@ -1,0 +1,117 @@
+"""Runs one command in a session Sandbox through an Execution, as pkg/execution does in Go: create it (owned
+by the Sandbox), wait until it has ended, read its result, delete it. Nothing is retried: a command that may
+have run has run."""
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from .api import API_VERSION
+from .errors import DeadlineExceeded, DocksideError, SandboxGone, SandboxNotReady, SandboxPoisoned
+from .waiting import condition, is_true, wait_for
+
+PLURAL = "executions"
+
+# How long run waits, beyond the command's own timeout, for an Execution queued behind others or behind a
+# paused Sandbox, or for an agent on a busy node to report it.
+QUEUE_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class Result:
+    """How a command ended. reason is Completed (exit code 0), Error (another exit code) or
+    OutputLimitExceeded (output past the cap was cut and counted; exit_code is the command's own)."""
+
+    name: str  # of the Execution
+    reason: str
+    message: str
+    exit_code: Optional[int]
+    stdout: str
+    stderr: str
+    stdout_truncated_bytes: int
+    stderr_truncated_bytes: int
+    sandbox_killed: bool
+
+    @property
+    def ok(self):
+        return self.reason == "Completed"
+
+
+def execution_body(sandbox, command, stdin, timeout, env, working_dir, max_output_bytes):
+    spec = {"sandboxName": sandbox["metadata"]["name"], "command": [str(a) for a in command],
+            "timeoutSeconds": max(1, math.ceil(timeout))}
+    if stdin:
+        spec["stdin"] = stdin
+    if env:
+        spec["env"] = [{"name": k, "value": str(v)} for k, v in sorted(env.items())]
+    if working_dir:
+        spec["workingDir"] = working_dir
+    if max_output_bytes:
+        spec["maxOutputBytes"] = int(max_output_bytes)
+    owner = {"apiVersion": API_VERSION, "kind": "Sandbox", "name": sandbox["metadata"]["name"],
+             "uid": sandbox["metadata"]["uid"], "controller": True}
+    metadata = {"generateName": sandbox["metadata"]["name"] + "-", "ownerReferences": [owner]}
+    return {"apiVersion": API_VERSION, "kind": "Execution", "metadata": metadata, "spec": spec}
+
+
+def run(api, namespace, sandbox_name, command, stdin=None, timeout=60, env=None, working_dir=None,
+        max_output_bytes=None, keep=False, queue_seconds=QUEUE_SECONDS):
+    """The Result of command (argv, no shell) run in the Sandbox, with stdin written to it. timeout is the
+    host-enforced deadline in seconds (rounded up). A non-zero exit is a Result; a deadline, a poisoned or
+    gone Sandbox raise (see errors.py). Should the client give up waiting (or be interrupted), it deletes the
+    Execution, which stops the command."""
+    if isinstance(command, str):
+        raise TypeError("command is an argv list, run without a shell: use ['sh', '-c', '...'] for shell syntax")
+    sandbox = api.get(namespace, "sandboxes", sandbox_name)
+    if sandbox is None:
+        raise SandboxGone("SandboxNotFound", f"Sandbox {namespace}/{sandbox_name} does not exist")
+    created = api.create(namespace, PLURAL, execution_body(sandbox, command, stdin, timeout, env, working_dir,
+                                                           max_output_bytes))
+    name, uid = created["metadata"]["name"], created["metadata"]["uid"]
+    try:
+        done = wait_for(api, namespace, PLURAL, name, uid, ended(name), timeout + queue_seconds,
+                        f"Execution {namespace}/{name} in Sandbox {sandbox_name}")
+    except BaseException:
+        api.delete(namespace, PLURAL, name, uid)  # stops the command, or keeps it from starting
+        raise
+    if not keep:
+        api.delete(namespace, PLURAL, name, uid)
+    return outcome(api, namespace, sandbox_name, result(done))
+
+
+def ended(name):
+    def check(ex):
+        if ex is None:
+            raise DocksideError("Deleted", f"Execution {name} was deleted before it ended")
+        return (ex.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+    return check
+
+
+def result(ex):
+    st = ex.get("status") or {}
+    return Result(
+        name=ex["metadata"]["name"], reason=st.get("reason", ""), message=st.get("message", ""),
+        exit_code=st.get("exitCode"), stdout=st.get("stdout", ""), stderr=st.get("stderr", ""),
+        stdout_truncated_bytes=int(st.get("stdoutTruncatedBytes", 0)),
+        stderr_truncated_bytes=int(st.get("stderrTruncatedBytes", 0)),
+        sandbox_killed=bool(st.get("sandboxKilled", False)))
+
+
+def outcome(api, namespace, sandbox_name, res):
+    """res, or the error that says why the command did not end on its own in a Sandbox that can go on."""
+    if res.reason == "DeadlineExceeded":
+        raise DeadlineExceeded(res.reason, res.message, res)
+    if res.sandbox_killed:
+        raise SandboxPoisoned(res.reason, res.message, res)
+    if res.reason == "SandboxNotFound":
+        raise SandboxGone(res.reason, res.message, res)
+    if res.reason in ("SandboxNotReady", "Canceled", "Lost"):
+        sandbox = api.get(namespace, "sandboxes", sandbox_name)
+        if sandbox is None:
+            raise SandboxGone("SandboxNotFound", f"Sandbox {namespace}/{sandbox_name} does not exist", res)
+        if is_true(sandbox, "TopologyPoisoned"):
+            poisoned = condition(sandbox, "TopologyPoisoned")
+            raise SandboxPoisoned(poisoned.get("reason", ""), poisoned.get("message", ""), res)
+        raise SandboxNotReady(res.reason, res.message, res)
+    return res
+

@@ -1,0 +1,161 @@
+"""Sandbox: a Dockside session Sandbox driven from Python. Each method is one change to the Sandbox object (or
+one Execution or Checkpoint) followed by a wait for the agent to report it done, as kubectl wait would."""
+
+import copy
+
+from . import execution
+from .checkpoint import take as take_checkpoint
+from .config import connect
+from .errors import SandboxFailed, SandboxGone, SandboxPoisoned
+from .spec import sandbox_body
+from .waiting import condition, is_true, wait_for
+
+PLURAL = "sandboxes"
+
+
+class Sandbox:
+    """A session Sandbox: one locked-down container of image, its own instances of the SandboxServices named
+    in services, a memory-backed workspace at /workspace. Nothing is created until start() or the with
+    block; the with block deletes it (and waits until Docker holds nothing of it) on the way out.
+
+    The cluster and namespace are found as kubectl finds them (config.py); kubeconfig, context and namespace
+    say otherwise. The other keyword arguments are the spec's: cpus (cores, e.g. 2 or 0.5), memory_mb,
+    pids_limit, workspace_mb, network ("none", "isolated" or "unrestricted"), allow (an Isolated Sandbox's
+    egress allowlist, e.g. ["pypi.org:443"]), env ({NAME: value}), secret_env ({NAME: (secret, key)}),
+    services (SandboxService names, in start order), working_dir, labels. Left out, the API server's
+    defaults apply (1 CPU, 512Mi, 256 pids, a 512Mi workspace, network none)."""
+
+    def __init__(self, image=None, *, name=None, namespace=None, kubeconfig=None, context=None,
+                 ready_timeout=180, api=None, **spec):
+        if api is None:
+            api, namespace = connect(kubeconfig, context, namespace)
+        self._api, self.namespace = api, namespace or "default"
+        self._body = sandbox_body(image, name=name, **spec) if image else None
+        self.name, self.uid = name, None
+        self.ready_timeout = ready_timeout
+        self.last_checkpoint = None
+
+    @classmethod
+    def attach(cls, name, **kwargs):
+        """The existing Sandbox name (Ready or not: call wait_ready()), for running in and deleting."""
+        sbx = cls(name=name, **kwargs)
+        obj = sbx._api.get(sbx.namespace, PLURAL, name)
+        if obj is None:
+            raise SandboxGone("SandboxNotFound", f"Sandbox {sbx.namespace}/{name} does not exist")
+        sbx.uid = obj["metadata"]["uid"]
+        return sbx
+
+    def __repr__(self):
+        return f"Sandbox({self.namespace}/{self.name})"
+
+    def __enter__(self):
+        if self.uid is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.delete()
+
+    def start(self):
+        """Creates the Sandbox and waits until it is Ready; returns self. A Sandbox that cannot start raises
+        SandboxFailed with the reason of the phase that failed; it is deleted then, as it is on a timeout."""
+        created = self._api.create(self.namespace, PLURAL, self._body)
+        self.name, self.uid = created["metadata"]["name"], created["metadata"]["uid"]
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.delete()
+            raise
+        return self
+
+    def wait_ready(self, timeout=None):
+        """Waits until the agent reports the Sandbox Ready at its current spec."""
+        return self._wait(ready, timeout or self.ready_timeout, "becoming Ready")
+
+    def run(self, command, stdin=None, timeout=60, env=None, working_dir=None, max_output_bytes=None,
+            keep=False):
+        """Runs command (an argv list, no shell) with stdin written to it and returns an execution.Result
+        (exit_code, stdout, stderr, *_truncated_bytes, reason, message). timeout is enforced from the host:
+        past it the Sandbox's container is killed and DeadlineExceeded is raised (the Sandbox is poisoned
+        then). SandboxPoisoned and SandboxGone say why a Sandbox could not run it."""
+        return execution.run(self._api, self.namespace, self.name, command, stdin=stdin, timeout=timeout,
+                             env=env, working_dir=working_dir, max_output_bytes=max_output_bytes, keep=keep)
+
+    def pause(self, timeout=60):
+        """Freezes every container of the Sandbox in place (processes, memory and files are kept)."""
+        self._api.patch(self.namespace, PLURAL, self.name, {"spec": {"lifecycle": "Paused"}})
+        self._wait(paused, timeout, "pausing")
+
+    def resume(self, timeout=60):
+        """Thaws a paused Sandbox and waits until it is Ready again."""
+        self._api.patch(self.namespace, PLURAL, self.name, {"spec": {"lifecycle": "Running"}})
+        self._wait(ready, timeout, "resuming")
+
+    def checkpoint(self, name=None, paths=None, timeout=300):
+        """Captures the workspace (or paths in it) into a Checkpoint and returns it once stored: its digest
+        and size_bytes. The Checkpoint outlives the Sandbox; delete it (or use it in a with block)."""
+        self.last_checkpoint = take_checkpoint(self._api, self.namespace, self.name, name=name, paths=paths,
+                                              timeout=timeout)
+        return self.last_checkpoint
+
+    def restore_into(self, new_name, checkpoint=None, ready_timeout=None):
+        """A new Sandbox, new_name, with this one's spec and a workspace restored from checkpoint (the last one
+        this object took when None), started and Ready."""
+        ckpt = checkpoint or self.last_checkpoint
+        if ckpt is None:
+            raise ValueError("restore_into needs a Checkpoint: take one with checkpoint() first")
+        current = self._api.get(self.namespace, PLURAL, self.name)
+        if current is None:
+            raise SandboxGone("SandboxNotFound", f"Sandbox {self.namespace}/{self.name} does not exist")
+        spec = copy.deepcopy(current["spec"])
+        for fixed in ("nodeName", "restoreFrom", "lifecycle"):  # bound by the agent, or this one's alone
+            spec.pop(fixed, None)
+        spec["restoreFrom"] = ckpt.name
+        restored = Sandbox(name=new_name, namespace=self.namespace, api=self._api,
+                           ready_timeout=ready_timeout or self.ready_timeout)
+        labels = current["metadata"].get("labels")
+        restored._body = {"apiVersion": current["apiVersion"], "kind": "Sandbox",
+                          "metadata": {"name": new_name, **({"labels": labels} if labels else {})}, "spec": spec}
+        return restored.start()
+
+    def delete(self, timeout=120):
+        """Deletes the Sandbox and waits until it is gone: the agent has removed its containers, network and
+        workspace from Docker (its finalizer). Executions go with it; Checkpoints do not."""
+        if self.uid is None:
+            return
+        self._api.delete(self.namespace, PLURAL, self.name, self.uid)
+        wait_for(self._api, self.namespace, PLURAL, self.name, self.uid, lambda s: s is None, timeout,
+                 f"deleting Sandbox {self.namespace}/{self.name}")
+
+    def status(self):
+        """The Sandbox's status as the agent last wrote it (phase, conditions, nodeName, ...)."""
+        obj = self._api.get(self.namespace, PLURAL, self.name)
+        if obj is None:
+            raise SandboxGone("SandboxNotFound", f"Sandbox {self.namespace}/{self.name} does not exist")
+        return obj.get("status") or {}
+
+    def _wait(self, check, timeout, doing):
+        return wait_for(self._api, self.namespace, PLURAL, self.name, self.uid, check, timeout,
+                        f"Sandbox {self.namespace}/{self.name} {doing}")
+
+
+def current(sbx):
+    """Whether the agent has acted on the Sandbox's latest spec; raises what keeps it from getting anywhere."""
+    if sbx is None:
+        raise SandboxGone("SandboxNotFound", "the Sandbox was deleted")
+    if is_true(sbx, "TopologyPoisoned"):
+        c = condition(sbx, "TopologyPoisoned")
+        raise SandboxPoisoned(c.get("reason", ""), c.get("message", ""))
+    if is_true(sbx, "Stalled"):
+        c = condition(sbx, "Ready") or condition(sbx, "Stalled")
+        raise SandboxFailed(c.get("reason", ""), c.get("message", ""))
+    status = sbx.get("status") or {}
+    return status.get("observedGeneration", 0) >= sbx["metadata"].get("generation", 1)
+
+
+def ready(sbx):
+    return current(sbx) and is_true(sbx, "Ready")
+
+
+def paused(sbx):
+    return current(sbx) and is_true(sbx, "Paused")

@@ -1,0 +1,64 @@
+"""Turns the keyword arguments of Sandbox (close to those of single-host Docker sandbox providers: cpus,
+memory_mb, pids_limit, workspace_mb, network) into a Sandbox object's spec. Arguments left out are left out of
+the spec too, so that the API server's defaults apply (docs/architecture.md; api/v1alpha1)."""
+
+from .api import API_VERSION
+
+NETWORK_MODES = {"none": "None", "isolated": "Isolated", "unrestricted": "Unrestricted"}
+
+
+def cpu_quantity(cpus):
+    """2 -> "2", 0.5 -> "500m"; a string such as "250m" is taken as it is."""
+    if isinstance(cpus, str):
+        return cpus
+    millis = round(float(cpus) * 1000)
+    return str(millis // 1000) if millis % 1000 == 0 else f"{millis}m"
+
+
+def network_mode(network):
+    mode = NETWORK_MODES.get(str(network).lower())
+    if mode is None:
+        raise ValueError(f"network must be one of {', '.join(NETWORK_MODES)}, not {network!r}: Dockside has no "
+                         "host or shared-container networking")
+    return mode
+
+
+def env_list(env, secret_env):
+    """env {NAME: value} and secret_env {NAME: (secret, key)} as the spec's env list, in name order."""
+    items = [{"name": name, "value": str(value)} for name, value in (env or {}).items()]
+    for name, ref in (secret_env or {}).items():
+        secret, key = ref
+        items.append({"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
+    names = [item["name"] for item in items]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a variable is both in env and in secret_env: {sorted(n for n in names if names.count(n) > 1)}")
+    return sorted(items, key=lambda item: item["name"])
+
+
+def sandbox_body(image, name=None, cpus=None, memory_mb=None, pids_limit=None, workspace_mb=None, network=None,
+                 allow=None, env=None, secret_env=None, services=None, working_dir=None, restore_from=None,
+                 labels=None):
+    """The Sandbox object to create: a session (no command), named name or generated from "sandbox-"."""
+    resources = {}
+    if cpus is not None:
+        resources["cpu"] = cpu_quantity(cpus)
+    if memory_mb is not None:
+        resources["memory"] = f"{int(memory_mb)}Mi"
+    if pids_limit is not None:
+        resources["pids"] = int(pids_limit)
+    spec = {"image": image}
+    optional = {
+        "resources": resources,
+        "workspace": {"size": f"{int(workspace_mb)}Mi"} if workspace_mb is not None else None,
+        "network": {k: v for k, v in (("mode", network_mode(network) if network is not None else None),
+                                      ("allow", list(allow or []))) if v},
+        "env": env_list(env, secret_env),
+        "services": list(services or []),
+        "workingDir": working_dir,
+        "restoreFrom": restore_from,
+    }
+    spec.update({k: v for k, v in optional.items() if v})
+    metadata = {"name": name} if name else {"generateName": "sandbox-"}
+    if labels:
+        metadata["labels"] = dict(labels)
+    return {"apiVersion": API_VERSION, "kind": "Sandbox", "metadata": metadata, "spec": spec}
