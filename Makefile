@@ -13,6 +13,8 @@ CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 # keeps each later use from saying it again.
 ASSETS = $$(bash hack/build-controlplane.sh --quiet)
 GO_TEST := go test -count=1
+# Debian's python3 with python3-kubernetes, installed with apt-get when missing, for the Python client's tests.
+PYTHON = $$(bash hack/ensure-python.sh)
 NODE ?= $(shell hostname)
 # Extra flags for make run's agent, e.g. AGENT_FLAGS="--host-firewall=false --capacity=20".
 AGENT_FLAGS ?=
@@ -60,14 +62,15 @@ check-docker: ## Fail early, saying so, when Docker is not reachable.
 
 test: test-unit test-integration test-e2e ## Every tier: unit, envtest and real Docker, end to end.
 
-test-unit: ## Pure tests: no API server, no Docker (plain `go test ./...`).
+test-unit: ## Pure tests: no API server, no Docker (`go test ./...`, and the Python client's against a stubbed API).
 	$(GO_TEST) ./...
+	cd clients/python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests -t .
 
 test-integration: check-docker controlplane test-images ## envtest suites (real API server, fake driver) and the driver against real Docker.
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO_TEST) -tags integration -timeout 30m ./test/integration/...
 
 test-e2e: check-docker controlplane images build ## The real agent binary, real API server, real Docker, kubectl.
-	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" $(GO_TEST) -tags e2e -timeout 40m ./test/e2e/...
+	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" DOCKSIDE_PYTHON="$(PYTHON)" $(GO_TEST) -tags e2e -timeout 40m ./test/e2e/...
 
 # A person reads make run's terminal, so the agent logs in zap's console encoding there; everywhere else
 # (the tests, the DaemonSet, the systemd unit) it keeps JSON, which the end-to-end tests parse.
@@ -78,7 +81,7 @@ stop: ## Stop what `make run` started, from another terminal.
 	@go run ./cmd/dockside-dev stop -pid-file .local/run.pids
 
 bench: check-docker controlplane images build ## Benchmarks against plain Docker; prints a table and writes bench-results.json.
-	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/bench/...
+	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" DOCKSIDE_PYTHON="$(PYTHON)" go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/bench/...
 
 clean: ## Remove built binaries, local state, and this node's sandboxes in Docker (keeps the control plane build).
 	rm -rf bin/dockside-* .local

@@ -1,0 +1,115 @@
+"""The client against a real cluster: run by test/e2e/python_client_test.go with KUBECONFIG naming the e2e
+suite's control plane, whose current context's namespace holds the redis SandboxService of config/samples.
+The Go spec checks afterwards that nothing labelled is left in Docker."""
+
+import asyncio
+import contextlib
+import io
+import os
+import runpy
+import time
+import unittest
+
+from dockside import (ApiError, AsyncSandbox, DeadlineExceeded, Sandbox, SandboxGone, SandboxPoisoned)
+
+PYTHON = "dockside.dev/python:local"
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "quickstart.py")
+READY_SECONDS = 300  # a loaded 2-core machine starts a Sandbox with a service in seconds; this is margin
+
+# Talks to redis:6379 (its own instance, on the topology's private network) with the Redis protocol, no library.
+REDIS_SCRIPT = """
+import socket, sys
+def redis(*args):
+    with socket.create_connection(("redis", 6379), timeout=10) as s:
+        s.sendall(("*%d\\r\\n" % len(args) + "".join("$%d\\r\\n%s\\r\\n" % (len(a), a) for a in args)).encode())
+        return s.recv(1024).decode()
+print(redis(*sys.stdin.readline().split()), end="")
+"""
+
+# The workspace file the checkpoint must carry over: random bytes, and their digest.
+FILL_SCRIPT = """
+import hashlib, os
+data = os.urandom(1 << 20)
+open("/workspace/blob", "wb").write(data)
+print(hashlib.sha256(data).hexdigest())
+"""
+DIGEST_SCRIPT = "import hashlib; print(hashlib.sha256(open('/workspace/blob', 'rb').read()).hexdigest())"
+PID1_START = "print(open('/proc/1/stat').read().rsplit(')', 1)[1].split()[19])"  # starttime of PID 1
+
+
+def redis_command(sbx, line):
+    return sbx.run(["python3", "-c", REDIS_SCRIPT], stdin=line + "\n", timeout=30)
+
+
+class SessionWithServiceTest(unittest.TestCase):
+    def test_run_pause_checkpoint_restore_deadline_and_cleanup(self):
+        sbx = Sandbox(PYTHON, cpus=1, memory_mb=512, pids_limit=256, workspace_mb=64, network="none",
+                      env={"GREETING": "hello"}, services=["redis"], ready_timeout=READY_SECONDS)
+        with sbx:
+            res = sbx.run(["python3", "-"], stdin="import os\nprint(os.environ['GREETING'], 6 * 7)\n", timeout=30)
+            self.assertEqual((res.exit_code, res.stdout, res.reason), (0, "hello 42\n", "Completed"))
+            res = sbx.run(["python3", "-c", "import sys; print('oops', file=sys.stderr); sys.exit(3)"], timeout=30)
+            self.assertEqual((res.exit_code, res.stderr, res.reason, res.ok), (3, "oops\n", "Error", False))
+            res = sbx.run(["python3", "-c", "print('x' * 5000)"], timeout=30, max_output_bytes=1000)
+            self.assertEqual((len(res.stdout), res.stdout_truncated_bytes, res.exit_code), (1000, 4001, 0))
+
+            self.assertEqual(redis_command(sbx, "SET kept-in-memory 1").stdout, "+OK\r\n")
+            started = sbx.run(["python3", "-c", PID1_START]).stdout
+            sbx.pause()
+            self.assertEqual(sbx.status()["phase"], "Paused")
+            sbx.resume()
+            self.assertEqual(sbx.run(["python3", "-c", PID1_START]).stdout, started, "PID 1 is the same process")
+            self.assertEqual(redis_command(sbx, "GET kept-in-memory").stdout, "$1\r\n1\r\n",
+                             "the redis service kept its memory across the pause")
+
+            digest = sbx.run(["python3", "-"], stdin=FILL_SCRIPT).stdout
+            with sbx.checkpoint() as snap:
+                self.assertRegex(snap.digest, r"^sha256:[0-9a-f]{64}$")
+                self.assertGreater(snap.size_bytes, 1 << 20)
+                with sbx.restore_into(sbx.name + "-restored") as copy:
+                    self.assertEqual(copy.run(["python3", "-c", DIGEST_SCRIPT]).stdout, digest)
+                    self.assertEqual(redis_command(copy, "PING").stdout, "+PONG\r\n", "with its own redis")
+
+            with self.assertRaises(DeadlineExceeded) as caught:
+                sbx.run(["python3", "-c", "import time; print('early', flush=True); time.sleep(120)"], timeout=8)
+            self.assertEqual(caught.exception.result.stdout, "early\n", "what was printed before the kill")
+            self.assertTrue(caught.exception.result.sandbox_killed)
+            wait_until(lambda: any(c["type"] == "TopologyPoisoned" and c["status"] == "True"
+                                   for c in sbx.status().get("conditions", [])))
+            with self.assertRaises(SandboxPoisoned) as caught:
+                sbx.run(["true"])
+            self.assertEqual(caught.exception.reason, "DeadlineExceeded")
+        with self.assertRaises(SandboxGone):
+            sbx.run(["true"])
+
+    def test_refusals_are_the_api_servers_words(self):
+        with self.assertRaises(ApiError) as caught:
+            Sandbox(PYTHON, memory_mb=1).start()
+        self.assertEqual(caught.exception.reason, "Invalid")
+        self.assertIn("memory", caught.exception.message)
+
+    def test_asyncio(self):
+        async def main():
+            async with AsyncSandbox("dockside.dev/busybox:local", ready_timeout=READY_SECONDS) as sbx:
+                results = await asyncio.gather(*(sbx.run(["echo", str(i)]) for i in range(3)))
+                return sorted(r.stdout for r in results)
+
+        self.assertEqual(asyncio.run(main()), ["0\n", "1\n", "2\n"])
+
+    def test_the_readme_example(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(EXAMPLE, run_name="__main__")
+        self.assertEqual(out.getvalue(), "0 saved\nsha256: 42\n")
+
+
+def wait_until(check, seconds=60):
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true after {seconds}s")
+        time.sleep(0.5)
+
+
+if __name__ == "__main__":
+    unittest.main()

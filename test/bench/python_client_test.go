@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// pythonRounds is how many times the command runs through each of the three paths.
+const pythonRounds = 20
+
+// BenchmarkPythonClient times the Python client's Sandbox.run (clients/python) round trip of a one-line
+// Python print, against `kubectl dockside exec` and `docker exec` of the same command in the same Sandbox, in
+// turns. The Python process is started once and attached once, as a framework holds its client; the plugin
+// is a new process each time, as a person or a script runs it.
+func BenchmarkPythonClient(b *testing.B) {
+	e := dockerEnv(b)
+	ctx := context.Background()
+	ns, err := e.namespace(ctx, "python-client")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cleanUp(b, e, ns)
+	sbx := session(ns, "py")
+	sbx.Spec.Image = "dockside.dev/python:local"
+	if _, err := e.applyAndWait(ctx, sbx); err != nil {
+		b.Fatal(err)
+	}
+	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+		b.Fatal(err)
+	}
+	command := []string{"python3", "-c", "print(6 * 7)"}
+	const want = "42\n"
+
+	rounds, err := startPythonRounds(e.cp.Kubeconfig, ns, sbx.Name, want, command)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rounds.close()
+	var viaPython, viaPlugin, viaDocker []time.Duration
+	for range pythonRounds {
+		d, err := rounds.next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := timed(func() error { return pluginExec(e.cp.KubectlPath, e.cp.Kubeconfig, ns, sbx.Name, want, command) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		x, err := timed(func() error {
+			_, err := docker(append([]string{"exec", sbx.Status.ContainerID}, command...)...)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		viaPython, viaPlugin, viaDocker = append(viaPython, d), append(viaPlugin, p), append(viaDocker, x)
+	}
+	title := fmt.Sprintf("Python client Sandbox.run of a one-line Python print, %d one after another", pythonRounds)
+	record(b, group{Key: "python-run-vs-docker", Title: title,
+		Baseline: "docker exec of the same command in the Sandbox's container",
+		Figures:  startupFigures(viaPython, viaDocker, "")})
+	record(b, group{Key: "python-run-vs-plugin", Title: title,
+		Baseline: "kubectl dockside exec of the same command (a new process each time)",
+		Figures:  startupFigures(viaPython, viaPlugin, "")})
+}
+
+// pythonRoundsProc is clients/python/bench/run_rounds.py running: each line written to it runs the command once.
+type pythonRoundsProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Scanner
+	stderr *bytes.Buffer
+}
+
+func startPythonRounds(kubeconfig, ns, sandbox, want string, command []string) (*pythonRoundsProc, error) {
+	python := os.Getenv("DOCKSIDE_PYTHON")
+	if python == "" {
+		python = "/usr/bin/python3"
+	}
+	script := filepath.Join("..", "..", "clients", "python", "bench", "run_rounds.py")
+	cmd := exec.Command(python, append([]string{script, ns, sandbox, want, "--"}, command...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
+	p := &pythonRoundsProc{cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.stdout = bufio.NewScanner(out)
+	return p, cmd.Start()
+}
+
+// next runs one round and returns the round trip the client measured.
+func (p *pythonRoundsProc) next() (time.Duration, error) {
+	if _, err := io.WriteString(p.stdin, "\n"); err != nil {
+		return 0, fmt.Errorf("run_rounds.py: %v: %s", err, p.stderr)
+	}
+	if !p.stdout.Scan() {
+		return 0, fmt.Errorf("run_rounds.py ended: %s", p.stderr)
+	}
+	secs, err := strconv.ParseFloat(strings.TrimSpace(p.stdout.Text()), 64)
+	return time.Duration(secs * float64(time.Second)), err
+}
+
+func (p *pythonRoundsProc) close() {
+	_ = p.stdin.Close()
+	_ = p.cmd.Wait()
+}
+
+// pluginExec runs `kubectl dockside exec` as a user does, kubectl finding the plugin on the PATH.
+func pluginExec(kubectl, kubeconfig, ns, sandbox, want string, command []string) error {
+	bin, err := filepath.Abs(binDir())
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(kubectl, append([]string{"dockside", "exec", "-n", ns, sandbox, "--"}, command...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("kubectl dockside exec: %w", err)
+	}
+	if string(out) != want {
+		return fmt.Errorf("kubectl dockside exec printed %q, want %q", out, want)
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// pythonClientDir holds the Python client (clients/python/README.md).
+var pythonClientDir = filepath.Join("..", "..", "clients", "python")
+
+// python is the interpreter that has the kubernetes module (Debian's python3-kubernetes, which
+// hack/ensure-python.sh installs and names in DOCKSIDE_PYTHON for make).
+func python() string {
+	if p := os.Getenv("DOCKSIDE_PYTHON"); p != "" {
+		return p
+	}
+	return "/usr/bin/python3"
+}
+
+var _ = Describe("The Python client on real Docker", func() {
+	It("runs its end-to-end module against the agent and leaves nothing behind", func() {
+		ns := newNamespace("python")
+		redis, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "dockside_v1alpha1_sandboxservice_redis.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		apply(ns, string(redis))
+
+		// A kubeconfig of the spec's own whose current context names the namespace: the client must find it
+		// there, as kubectl does.
+		kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+		admin, err := os.ReadFile(cp.Kubeconfig)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(kubeconfig, admin, 0o600)).To(Succeed())
+		_, err = kubectl("--kubeconfig="+kubeconfig, "config", "set-context", "--current", "--namespace="+ns)
+		Expect(err).NotTo(HaveOccurred())
+
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, python(), "-m", "unittest", "-v", "e2e.test_client_e2e")
+		cmd.Dir = pythonClientDir
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
+		out, err := cmd.CombinedOutput()
+		AddReportEntry("python -m unittest e2e.test_client_e2e", string(out))
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+
+		left, err := kubectl("get", "-n", ns, "sandboxes,checkpoints,executions", "-o", "name")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Fields(left)).To(BeEmpty(), "the client deletes what it created")
+		Expect(containers(ns, "", "")).To(BeEmpty())
+		for _, kind := range []string{"network", "volume"} {
+			out, err := docker(kind, "ls", "-q", "--filter", "label="+dsv1alpha1.LabelNamespace+"="+ns)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(strings.Fields(out)).To(BeEmpty(), "%ss left in %s", kind, ns)
+		}
+		_, err = kubectl("delete", "-n", ns, "sandboxservice", "redis")
+		Expect(err).NotTo(HaveOccurred())
+	})
+})
