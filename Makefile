@@ -14,7 +14,7 @@ CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 ASSETS = $$(bash hack/build-controlplane.sh --quiet)
 GO_TEST := go test -count=1
 # Debian's python3 with python3-kubernetes, installed with apt-get when missing, for the Python client's tests.
-PYTHON = $$(bash hack/ensure-python.sh)
+PYTHON = $$(bash $(CURDIR)/hack/ensure-python.sh)
 NODE ?= $(shell hostname)
 # Extra flags for make run's agent, e.g. AGENT_FLAGS="--host-firewall=false --capacity=20".
 AGENT_FLAGS ?=
