@@ -41,15 +41,15 @@ var _ = Describe("The Python client on real Docker", func() {
 		admin, err := os.ReadFile(cp.Kubeconfig)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(kubeconfig, admin, 0o600)).To(Succeed())
-		_, err = kubectl("--kubeconfig="+kubeconfig, "config", "set-context", "--current", "--namespace="+ns)
-		Expect(err).NotTo(HaveOccurred())
+		out, err := exec.Command(cp.KubectlPath, "--kubeconfig="+kubeconfig, "config", "set-context", "--current", "--namespace="+ns).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
 
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, python(), "-m", "unittest", "-v", "e2e.test_client_e2e")
 		cmd.Dir = pythonClientDir
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
-		out, err := cmd.CombinedOutput()
+		out, err = cmd.CombinedOutput()
 		AddReportEntry("python -m unittest e2e.test_client_e2e", string(out))
 		Expect(err).NotTo(HaveOccurred(), "%s", out)
 
