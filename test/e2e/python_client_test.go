@@ -28,12 +28,35 @@ func python() string {
 	return "/usr/bin/python3"
 }
 
+// redisService is the redis SandboxService of config/samples with a readiness check that a loaded 2-core
+// machine passes: the sample's 1 s for `redis-cli ping` through docker exec, 5 times in a row, is not always enough here.
+const redisService = `
+apiVersion: dockside.dev/v1alpha1
+kind: SandboxService
+metadata:
+  name: redis
+spec:
+  image: dockside.dev/redis:local
+  command: ["redis-server"]
+  args: ["--save", "", "--appendonly", "no", "--protected-mode", "no", "--bind", "0.0.0.0", "--dir", "/tmp"]
+  ports:
+    - name: redis
+      port: 6379
+  readiness:
+    command: ["redis-cli", "ping"]
+    periodSeconds: 5
+    timeoutSeconds: 5
+    failureThreshold: 6
+  resources:
+    cpu: 250m
+    memory: 128Mi
+    pids: 64
+`
+
 var _ = Describe("The Python client on real Docker", func() {
 	It("runs its end-to-end module against the agent and leaves nothing behind", func() {
 		ns := newNamespace("python")
-		redis, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "dockside_v1alpha1_sandboxservice_redis.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		apply(ns, string(redis))
+		apply(ns, redisService)
 
 		// A kubeconfig of the spec's own whose current context names the namespace: the client must find it
 		// there, as kubectl does.

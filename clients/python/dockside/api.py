@@ -48,9 +48,9 @@ class Api:
         return self._call(self._custom.create_namespaced_custom_object, GROUP, VERSION, namespace, plural, body)
 
     def patch(self, namespace, plural, name, body):
-        """A JSON merge patch of body."""
+        """A JSON merge patch of body (the content type this client sends for custom objects)."""
         return self._call(self._custom.patch_namespaced_custom_object, GROUP, VERSION, namespace, plural, name,
-                          body, _content_type="application/merge-patch+json")
+                          body)
 
     def delete(self, namespace, plural, name, uid=None):
         """Deletes the object, only if it still has uid when one is given: a 409 means another object of the

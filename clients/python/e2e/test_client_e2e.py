@@ -62,6 +62,8 @@ class SessionWithServiceTest(unittest.TestCase):
             self.assertEqual(redis_command(sbx, "GET kept-in-memory").stdout, "$1\r\n1\r\n",
                              "the redis service kept its memory across the pause")
 
+            self.assertEqual(poisoned(sbx), [], "no service failed while the Sandbox was paused")
+
             digest = sbx.run(["python3", "-"], stdin=FILL_SCRIPT).stdout
             with sbx.checkpoint() as snap:
                 self.assertRegex(snap.digest, r"^sha256:[0-9a-f]{64}$")
@@ -74,8 +76,7 @@ class SessionWithServiceTest(unittest.TestCase):
                 sbx.run(["python3", "-c", "import time; print('early', flush=True); time.sleep(120)"], timeout=8)
             self.assertEqual(caught.exception.result.stdout, "early\n", "what was printed before the kill")
             self.assertTrue(caught.exception.result.sandbox_killed)
-            wait_until(lambda: any(c["type"] == "TopologyPoisoned" and c["status"] == "True"
-                                   for c in sbx.status().get("conditions", [])))
+            wait_until(lambda: poisoned(sbx))
             with self.assertRaises(SandboxPoisoned) as caught:
                 sbx.run(["true"])
             self.assertEqual(caught.exception.reason, "DeadlineExceeded")
@@ -101,6 +102,12 @@ class SessionWithServiceTest(unittest.TestCase):
         with contextlib.redirect_stdout(out):
             runpy.run_path(EXAMPLE, run_name="__main__")
         self.assertEqual(out.getvalue(), "0 saved\nsha256: 42\n")
+
+
+def poisoned(sbx):
+    """The Sandbox's TopologyPoisoned condition when it is True, as [reason, message]; [] otherwise."""
+    return [[c["reason"], c["message"]] for c in sbx.status().get("conditions", [])
+            if c["type"] == "TopologyPoisoned" and c["status"] == "True"]
 
 
 def wait_until(check, seconds=60):
