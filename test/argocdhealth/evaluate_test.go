@@ -65,9 +65,6 @@ func TestDocksideHealth(t *testing.T) {
 		{"paused", map[string]any{"observedGeneration": int64(2), "conditions": append(summary(true, false, "Paused", "frozen"),
 			condition("Paused", "True", "Paused", "every container of the Sandbox is frozen"))},
 			Health{"Suspended", "Paused: frozen"}},
-		{"pausing", map[string]any{"observedGeneration": int64(2), "conditions": append(summary(false, false, "Pausing", "freezing"),
-			condition("Paused", "False", "Running", "not paused"))},
-			Health{"Progressing", "Pausing: freezing"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Evaluate(script(t), object(tc.status))
