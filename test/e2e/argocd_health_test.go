@@ -80,19 +80,8 @@ var _ = Describe("Argo CD health checks of config/argocd on what the agent write
 			Expect(labelled(ns)).To(BeEmpty(), "Docker objects of namespace %s left behind", ns)
 		})
 		apply(ns, webService)
+		apply(ns, stubbornService)
 		apply(ns, `
-apiVersion: dockside.dev/v1alpha1
-kind: SandboxService
-metadata:
-  name: stubborn
-spec:
-  image: dockside.dev/busybox:local
-  command: ["sleep", "3600"]
-  readiness:
-    command: ["false"]
-    periodSeconds: 300
-    failureThreshold: 100
----
 apiVersion: dockside.dev/v1alpha1
 kind: Sandbox
 metadata:

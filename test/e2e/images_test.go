@@ -73,21 +73,7 @@ spec:
 
 	It("fails a start whose service never passes readiness at the startup deadline, removing what it built", func() {
 		ns := newNamespace("not-ready")
-		// The check never passes, and the next one is five minutes away: a start that fails within
-		// deadlineSlack of its deadline was ended by the deadline's own wakeup.
-		apply(ns, `
-apiVersion: dockside.dev/v1alpha1
-kind: SandboxService
-metadata:
-  name: stubborn
-spec:
-  image: dockside.dev/busybox:local
-  command: ["sleep", "3600"]
-  readiness:
-    command: ["false"]
-    periodSeconds: 300
-    failureThreshold: 100
-`)
+		apply(ns, stubbornService)
 		apply(ns, `
 apiVersion: dockside.dev/v1alpha1
 kind: Sandbox

@@ -29,6 +29,22 @@ const (
 	startupFailWait = deadlineLead + deadlineSlack + 30*time.Second
 )
 
+// stubbornService never passes readiness, and its next check is five minutes away: a start waiting for it
+// that fails within deadlineSlack of its deadline was ended by the deadline's own wakeup.
+const stubbornService = `
+apiVersion: dockside.dev/v1alpha1
+kind: SandboxService
+metadata:
+  name: stubborn
+spec:
+  image: dockside.dev/busybox:local
+  command: ["sleep", "3600"]
+  readiness:
+    command: ["false"]
+    periodSeconds: 300
+    failureThreshold: 100
+`
+
 // waitForReadyMessage waits until the Ready condition of object says message.
 func waitForReadyMessage(ns, object, message string) {
 	GinkgoHelper()
