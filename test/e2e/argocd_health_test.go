@@ -56,8 +56,11 @@ func expectHealth(scripts map[string]string, ns, object, status, reason string) 
 		on = "Stalled"
 	}
 	message := field(ns, object, `{.status.conditions[?(@.type=="`+on+`")].message}`)
-	Expect(argoHealth(scripts, ns, object)).To(Equal(argocdhealth.Health{Status: status, Message: reason + ": " + message}),
-		"%s, whose %s condition says %s: %s", object, on, reason, message)
+	want := argocdhealth.Health{Status: status, Message: reason}
+	if message != "" {
+		want.Message += ": " + message
+	}
+	Expect(argoHealth(scripts, ns, object)).To(Equal(want), "%s, whose %s condition says %s: %s", object, on, reason, message)
 	GinkgoWriter.Printf("%s: Argo CD shows %s (%s: %s)\n", object, status, reason, message)
 }
 
