@@ -201,7 +201,7 @@ spec:
 		expectHealth(scripts, ns, "execution/queued", "Healthy", "Completed")
 
 		By("a start converging on a service that is not ready, then failed at its startup deadline")
-		waitForReadyMessage(ns, "sandbox/waiting", `waiting for service "stubborn" to pass readiness; its last check exited with code 1`)
+		waitFor(ns, "sandbox/waiting", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}=WaitingForServices`, 2*time.Minute)
 		expectHealth(scripts, ns, "sandbox/waiting", "Progressing", "WaitingForServices")
 		shortenStartupDeadline(ns, "sandbox/waiting")
 		waitFor(ns, "sandbox/waiting", `jsonpath={.status.conditions[?(@.type=="Stalled")].reason}=ServiceNotReady`, startupFailWait)
@@ -211,7 +211,7 @@ spec:
 		_, err := docker("kill", onlyContainer(ns, "session", "service"))
 		Expect(err).NotTo(HaveOccurred())
 		waitFor(ns, "sandbox/session", "condition=Stalled", time.Minute)
-		expectHealth(scripts, ns, "sandbox/session", "Degraded", field(ns, "sandbox/session", `{.status.conditions[?(@.type=="Stalled")].reason}`))
+		expectHealth(scripts, ns, "sandbox/session", "Degraded", "ServiceExited")
 		Expect(field(ns, "sandbox/session", `{.status.conditions[?(@.type=="TopologyPoisoned")].status}`)).To(Equal("True"))
 	}, SpecTimeout(15*time.Minute))
 })
