@@ -37,7 +37,12 @@ func run() error {
 	// in-cluster).
 	flag.StringVar(&opts.Node, "node-name", strings.ToLower(hostname), "name of this agent's node: it acts on Sandboxes with this spec.nodeName and labels its Docker objects with it")
 	flag.StringVar(&dockerHost, "docker-host", "", "Docker daemon to drive (default $DOCKER_HOST, else the local socket)")
-	flag.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint, e.g. 127.0.0.1:9464; \"0\" disables it, so that several agents on one machine never collide")
+	flag.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint, e.g. :8443; \"0\" disables it, so that several agents on one machine never collide")
+	var metricsSecure bool
+	flag.BoolVar(&metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers that the API server authenticates and authorizes (the ClusterRole dockside-metrics-reader); false serves plain HTTP to anyone, allowed only on a loopback address such as 127.0.0.1:8080")
+	flag.StringVar(&opts.MetricsCertDir, "metrics-cert-path", "", "folder of the metrics endpoint's certificate and key, reloaded when they change; \"\" makes a self-signed one at start")
+	flag.StringVar(&opts.MetricsCertName, "metrics-cert-name", "tls.crt", "file name of the metrics certificate in --metrics-cert-path")
+	flag.StringVar(&opts.MetricsKeyName, "metrics-cert-key", "tls.key", "file name of the metrics key in --metrics-cert-path")
 	flag.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:9465; \"0\" disables it")
 	flag.IntVar(&opts.Capacity, "capacity", agent.DefaultCapacity, "most Sandboxes this node holds; each counts until it is deleted (a finished run too: it keeps its workspace)")
 	flag.Func("allocatable-memory", "most memory the Sandboxes of this node hold in all, their memory limits and workspaces (e.g. 20Gi); default: the host's memory less a tenth of it, at least 1Gi", func(v string) error {
@@ -79,6 +84,7 @@ func run() error {
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	opts.MetricsPlainHTTP = !metricsSecure
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("agent")
 

@@ -28,6 +28,14 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(readySeconds, poisonings)
+	// The series of the kinds and of the poisonings of a running topology exist from the start, so that a
+	// dashboard's rate over them is 0, not "no data", before their first event (config/grafana).
+	for _, kind := range []string{"session", "run"} {
+		readySeconds.WithLabelValues(kind)
+	}
+	for _, reason := range []string{dsv1alpha1.ReasonServiceExited, dsv1alpha1.ReasonServiceUnhealthy, dsv1alpha1.ReasonServiceReadinessFailed, dsv1alpha1.ReasonPrimaryExited} {
+		poisonings.WithLabelValues(reason)
+	}
 }
 
 // recordTransitions counts what a status write made true: the first Ready of a Sandbox (its first topology

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/controllers/checkpoint"
@@ -87,6 +86,16 @@ type Options struct {
 
 	MetricsBindAddress     string // "0" (the default) disables
 	HealthProbeBindAddress string // "0" (the default) disables
+
+	// MetricsPlainHTTP serves /metrics over plain HTTP to anyone, allowed on a loopback address only (make
+	// run); without it they are served over HTTPS to callers the API server authenticates and authorizes
+	// (metrics_serving.go).
+	MetricsPlainHTTP bool
+	// MetricsCertDir holds the HTTPS certificate and key of /metrics (MetricsCertName, default tls.crt, and
+	// MetricsKeyName, default tls.key), e.g. a cert-manager Secret's mount; "": a self-signed one made at start.
+	MetricsCertDir  string
+	MetricsCertName string
+	MetricsKeyName  string
 
 	SweepPeriod   time.Duration // orphan and drift sweep of Docker; default 1m
 	BindRetry     time.Duration // an agent without room looks again at waiting Sandboxes; default 10s
@@ -166,6 +175,9 @@ func (o *Options) defaults() error {
 	setDefault(&o.LeaseNamespace, DefaultLeaseNamespace)
 	setDefault(&o.MetricsBindAddress, "0")
 	setDefault(&o.HealthProbeBindAddress, "0")
+	if err := checkMetricsServing(o); err != nil {
+		return err
+	}
 	setDefault(&o.SweepPeriod, time.Minute)
 	setDefault(&o.BindRetry, 10*time.Second)
 	setDefault(&o.SpecRetry, 30*time.Second)
@@ -379,7 +391,7 @@ func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
 			// without command, stdin, env or output (the reconciler reads those from the API server).
 			&dsv1alpha1.Execution{}: {Transform: execution.CacheTransform},
 		}},
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                       metricsServing(opts),
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              LeaseName(opts.Node),

@@ -41,13 +41,14 @@ const (
 )
 
 // realAgent is the dockside-agent binary as an operator runs it (leader election on, default sweep period
-// and workers), with room for capacity Sandboxes and its metrics on metricsAddr. Its allocatable memory is
+// and workers), with room for capacity Sandboxes and its metrics in plain HTTP on metricsAddr (a loopback
+// address, as make run has them). Its allocatable memory is
 // far more than the host's: the density workload's limits and workspaces add up to more than this host has
 // (its Sandboxes use little of them), and the benchmarks measure speed, not admission by memory.
 func realAgent(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd {
 	return exec.Command(binDir()+"/dockside-agent",
 		"--node-name="+node, "--kubeconfig="+kubeconfig, "--capacity="+strconv.Itoa(capacity), "--allocatable-memory=1Ti",
-		"--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0")
+		"--metrics-bind-address="+metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=0")
 }
 
 // fakeAgent is this test binary run again as an agent with the same defaults as the binary, on the fake
@@ -76,7 +77,7 @@ func runFakeAgent(node string) error {
 	driver.AddImage(busybox, dd.ImageInfo{})
 	mgr, err := agent.New(ctx, cfg, agent.Options{
 		Node: node, Driver: driver, Capacity: capacity, AllocatableMemory: 1 << 40, LeaderElection: true, // as realAgent's
-		MetricsBindAddress: os.Getenv(fakeAgentMetricsEnv),
+		MetricsBindAddress: os.Getenv(fakeAgentMetricsEnv), MetricsPlainHTTP: true,
 	})
 	if err != nil {
 		return err

@@ -100,8 +100,10 @@ func daemonSetSpecs() {
 	It("probes the agent's health endpoint on the node's address and sets requests and limits", func() {
 		health := intstr.FromString("health")
 		Expect(agent.Ports).To(ContainElement(SatisfyAll(HaveField("Name", "health"), HaveField("ContainerPort", int32(8081)))))
-		Expect(agent.Ports).To(ContainElement(SatisfyAll(HaveField("Name", "metrics"), HaveField("ContainerPort", int32(8080)))))
-		Expect(agent.Args).To(ContainElements("--health-probe-bind-address=:8081", "--metrics-bind-address=:8080"))
+		Expect(agent.Ports).To(ContainElement(SatisfyAll(HaveField("Name", "metrics"), HaveField("ContainerPort", int32(8443)))))
+		Expect(agent.Args).To(ContainElements("--health-probe-bind-address=:8081", "--metrics-bind-address=:8443"))
+		// On every address of the node, metrics are HTTPS behind the API server's checks (the default), never plain.
+		Expect(agent.Args).NotTo(ContainElement(HavePrefix("--metrics-secure")))
 		Expect(agent.LivenessProbe).NotTo(BeNil())
 		Expect(agent.LivenessProbe.HTTPGet).To(HaveValue(SatisfyAll(
 			HaveField("Path", "/healthz"), HaveField("Port", health), HaveField("Host", BeEmpty()))))

@@ -42,6 +42,10 @@ var _ = Describe("config/default", Ordered, ContinueOnFailure, func() {
 		Expect(rendered).To(HaveKey("ServiceAccount dockside-agent"))
 		Expect(rendered).To(HaveKey("ClusterRole dockside-agent"))
 		Expect(rendered).To(HaveKey("ClusterRoleBinding dockside-agent"))
+		// The agent's metrics filter asks the API server about each scraper; scrapers are given the reader role.
+		Expect(rendered).To(HaveKey("ClusterRole dockside-agent-metrics-auth"))
+		Expect(rendered).To(HaveKey("ClusterRoleBinding dockside-agent-metrics-auth"))
+		Expect(rendered).To(HaveKey("ClusterRole dockside-metrics-reader"))
 		for _, policy := range []string{"dockside-agent-confinement", "dockside-agent-claims"} {
 			Expect(rendered).To(HaveKey("ValidatingAdmissionPolicy " + policy))
 			Expect(rendered).To(HaveKey("ValidatingAdmissionPolicyBinding " + policy))

@@ -38,6 +38,8 @@ func permissionSpecs() {
 		Entry("update its Lease", "update", "leases.coordination.k8s.io", "-n", namespace),
 		Entry("create the Events of leader election", "create", "events", "-n", namespace),
 		Entry("get a Secret that a Sandbox's env names", "get", "secrets", "-n", userNamespace),
+		Entry("review a metrics scraper's token", "create", "tokenreviews.authentication.k8s.io"),
+		Entry("ask whether a metrics scraper may GET /metrics", "create", "subjectaccessreviews.authorization.k8s.io"),
 	)
 
 	DescribeTable("it may not do more",
@@ -53,5 +55,6 @@ func permissionSpecs() {
 		Entry("create ServiceAccount tokens", "create", "serviceaccounts", "--subresource=token", "-n", namespace),
 		Entry("update Leases in kube-system (the control plane's own)", "update", "leases.coordination.k8s.io", "-n", "kube-system"),
 		Entry("update node heartbeats", "update", "leases.coordination.k8s.io", "-n", "kube-node-lease"),
+		Entry("read other agents' metrics (a scraper's role, not the agent's)", "get", "/metrics"),
 	)
 }
