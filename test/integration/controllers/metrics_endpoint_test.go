@@ -64,7 +64,7 @@ var _ = Describe("The metrics endpoint", func() {
 		a := startAgentOn(as(id), node, newDocker(node), func(o *agent.Options) { o.MetricsBindAddress = addr })
 		url := "https://" + addr + "/metrics"
 
-		Eventually(func() (int, error) { return scrapeStatus(url, "") }).Should(Equal(http.StatusUnauthorized))
+		Eventually(func() (int, error) { return scrapeStatus(url, "") }).WithTimeout(time.Minute).Should(Equal(http.StatusUnauthorized))
 		Expect(scrapeStatus(url, "not-a-token")).To(Equal(http.StatusUnauthorized))
 		Expect(scrapeStatus(url, stranger)).To(Equal(http.StatusForbidden))
 		Expect(scrapeStatus(url, scraper)).To(Equal(http.StatusOK))
@@ -140,7 +140,8 @@ func scrapeFamilies(url, token string) map[string]*dto.MetricFamily {
 	Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
 	Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	families, err := expfmt.NewTextParser(model.UTF8Validation).TextToMetricFamilies(resp.Body)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
 	Expect(err).NotTo(HaveOccurred())
 	return families
 }
