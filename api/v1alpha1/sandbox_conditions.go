@@ -21,7 +21,6 @@ const (
 // Condition reasons of Sandboxes, besides those several kinds share (conditions.go).
 const (
 	// Progress.
-	ReasonUnscheduled        = "Unscheduled"        // no agent has bound the object yet
 	ReasonNoCapacity         = "NoCapacity"         // Scheduled=False: no agent has had room to bind it yet
 	ReasonNodeFull           = "NodeFull"           // the bound node holds as many Sandboxes as its capacity
 	ReasonInsufficientMemory = "InsufficientMemory" // the bound node's allocatable memory has no room for it

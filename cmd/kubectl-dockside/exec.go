@@ -12,9 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/pkg/execution"
 )
@@ -27,21 +24,28 @@ const (
 	maxStdin      = 64 << 10
 )
 
+const execUsage = `Usage: kubectl dockside exec [flags] SANDBOX -- COMMAND [ARG...]
+
+Runs COMMAND in the session Sandbox SANDBOX through an Execution, prints its standard output and standard
+error, and exits with its exit code: 124 when it ran past --timeout (the Sandbox's container is then killed),
+125 when it did not exit on its own for another reason (the reason is printed), 130 when interrupted (the
+Execution is deleted, which stops the command), and 2 for a usage error, found before anything runs.
+
+Flags:
+`
+
 type execOptions struct {
-	kubeconfig, context, namespace string
-	stdin, keep                    bool
-	timeout                        time.Duration
-	maxOutput                      int
-	env                            envFlag
-	workdir                        string
+	kubeFlags
+	stdin, keep bool
+	timeout     time.Duration
+	maxOutput   int
+	env         envFlag
+	workdir     string
 }
 
 func execFlags(o *execOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("kubectl dockside exec", flag.ContinueOnError)
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path of the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&o.context, "context", "", "kubeconfig context to use")
-	fs.StringVar(&o.namespace, "namespace", "", "namespace of the Sandbox (default: the context's)")
-	fs.StringVar(&o.namespace, "n", "", "shorthand for --namespace")
+	o.kubeFlags.add(fs)
 	fs.BoolVar(&o.stdin, "stdin", false, "send the plugin's standard input (at most 64 KiB) to the command")
 	fs.BoolVar(&o.stdin, "i", false, "shorthand for --stdin")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "deadline of the command, in whole seconds; past it the Sandbox's container is killed")
@@ -60,13 +64,13 @@ func runExec(args []string) int {
 	fs.SetOutput(io.Discard)
 	sandbox, command, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(os.Stdout, usage)
+		fmt.Fprint(os.Stdout, execUsage)
 		fs.SetOutput(os.Stdout)
 		fs.PrintDefaults()
 		return 0
 	}
 	if err != nil {
-		return fail(2, "%v\n\n%s", err, usage)
+		return fail(exitUsage, "%v\n\n%s", err, execUsage)
 	}
 	req := execution.Request{
 		Sandbox: sandbox, Command: command, Env: o.env, WorkingDir: o.workdir, Timeout: o.timeout,
@@ -77,16 +81,11 @@ func runExec(args []string) int {
 			return fail(exitNoCommand, "%v", err)
 		}
 	}
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
-		&clientcmd.ConfigOverrides{CurrentContext: o.context, Context: clientcmdapi.Context{Namespace: o.namespace}})
-	cfg, err := loader.ClientConfig()
+	cfg, ns, err := o.config()
 	if err != nil {
 		return fail(exitNoCommand, "%v", err)
 	}
-	if req.Namespace, _, err = loader.Namespace(); err != nil {
-		return fail(exitNoCommand, "%v", err)
-	}
+	req.Namespace = ns
 	c, err := execution.New(cfg)
 	if err != nil {
 		return fail(exitNoCommand, "%v", err)

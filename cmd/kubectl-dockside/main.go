@@ -1,31 +1,74 @@
 // Command kubectl-dockside is the Dockside plugin of kubectl. Installed on the PATH, it runs as
-// `kubectl dockside ...`:
+// `kubectl dockside VERB ...`; every verb works through the API server (so RBAC and the audit log see it) and
+// takes kubectl's --kubeconfig, --context and -n/--namespace:
 //
-//	kubectl dockside exec [-n NAMESPACE] [-i] [--timeout 60s] SANDBOX -- COMMAND [ARG...]
+//	exec        run a command in a session Sandbox through an Execution, with its exit code
+//	pause       freeze a Sandbox (spec.lifecycle: Paused)
+//	resume      thaw it
+//	checkpoint  capture a Sandbox's workspace in a Checkpoint; prints its size and digest
+//	restore     a new Sandbox restored from a Checkpoint (spec.restoreFrom)
+//	logs        the output tail of a finished run
+//	cp          copy a small file into or out of a session Sandbox through an Execution
 //
-// exec runs COMMAND in a session Sandbox through an Execution (so RBAC and the audit log see it), prints its
-// standard output and error, and exits with its exit code.
+// Each verb's -h says what it does and its exit codes.
 package main
 
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
-const usage = `Usage: kubectl dockside exec [flags] SANDBOX -- COMMAND [ARG...]
+const usage = `Usage: kubectl dockside VERB [flags] ARGS...
 
-Runs COMMAND in the session Sandbox SANDBOX through an Execution, prints its standard output and standard
-error, and exits with its exit code: 124 when it ran past --timeout (the Sandbox's container is then killed),
-125 when it did not exit on its own for another reason (the reason is printed).
+Verbs:
+  exec        SANDBOX -- COMMAND [ARG...]   run a command in a session Sandbox (exits with its exit code)
+  pause       SANDBOX                       freeze every container of a Sandbox
+  resume      SANDBOX                       thaw a paused Sandbox
+  checkpoint  SANDBOX [NAME]                capture its workspace; prints the Checkpoint's size and digest
+  restore     CHECKPOINT NEW-SANDBOX        create a Sandbox restored from a Checkpoint
+  logs        SANDBOX                       print a finished run's output tail
+  cp          SANDBOX:PATH LOCAL | LOCAL SANDBOX:PATH   copy a small file out or in
 
-Flags:
+Every verb takes --kubeconfig, --context and -n/--namespace, and -h for its own usage.
+Exit codes of every verb but exec: 0 done, 1 Dockside or the API server reported a failure (printed),
+2 usage error, 3 cp's file is past its bound, 124 --timeout passed while waiting, 130 interrupted.
 `
 
-func main() {
-	if len(os.Args) < 2 || os.Args[1] != "exec" {
-		fmt.Fprint(os.Stderr, usage)
-		execFlags(&execOptions{}).PrintDefaults()
-		os.Exit(2)
+// verbs are the plugin's verbs but exec, which parses its arguments its own way (everything after the
+// Sandbox's name is the command's).
+func verbs() map[string]verb {
+	return map[string]verb{
+		"pause":      lifecycleVerb(dsv1alpha1.LifecyclePaused, pauseUsage),
+		"resume":     lifecycleVerb(dsv1alpha1.LifecycleRunning, resumeUsage),
+		"checkpoint": checkpointVerb(),
+		"restore":    restoreVerb(),
+		"logs":       logsVerb(),
+		"cp":         cpVerb(),
 	}
-	os.Exit(runExec(os.Args[2:]))
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(exitUsage)
+	}
+	name, args := os.Args[1], os.Args[2:]
+	if name == "exec" {
+		os.Exit(runExec(args))
+	}
+	if slices.Contains([]string{"-h", "--help", "help"}, name) {
+		fmt.Fprint(os.Stdout, usage)
+		os.Exit(0)
+	}
+	v, ok := verbs()[name]
+	if !ok {
+		warn("unknown verb %q", strings.TrimSpace(name))
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(exitUsage)
+	}
+	os.Exit(runVerb(name, v, args))
 }

@@ -56,9 +56,11 @@ func (r *SandboxReconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha
 			return ctrl.Result{}, err
 		}
 		// The Sandbox's own footprint, not this node's room: every agent without room writes the same words.
-		status.Set(sbx, dsv1alpha1.ConditionScheduled, false, dsv1alpha1.ReasonNoCapacity,
-			fmt.Sprintf("waiting for an agent with room for one more Sandbox and %s of memory", bytesForPeople(need)))
-		applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonUnscheduled, message: "no agent has bound the Sandbox yet"})
+		// Ready says the same as Scheduled, so that kubectl get's Reason column tells why it waits.
+		noRoom := outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonNoCapacity,
+			message: fmt.Sprintf("waiting for an agent with room for one more Sandbox and %s of memory", bytesForPeople(need))}
+		status.Set(sbx, dsv1alpha1.ConditionScheduled, false, noRoom.reason, noRoom.message)
+		applyOutcome(sbx, noRoom)
 	}
 	return ctrl.Result{RequeueAfter: r.Options.BindRetry}, nil
 }

@@ -59,9 +59,9 @@ func TestAdmission(t *testing.T) {
 		{name: "bound where it fits", sbx: unbound(newSandbox("new")), held: []client.Object{newSandbox("a")},
 			capacity: 3, allocatable: 3 * gi},
 		{name: "binding counts Sandboxes bound but not admitted", sbx: unbound(newSandbox("new")), held: []client.Object{newSandbox("a"), pending},
-			capacity: 10, allocatable: 3 * gi, reason: dsv1alpha1.ReasonUnscheduled, says: "no agent has bound the Sandbox yet"},
+			capacity: 10, allocatable: 3 * gi, reason: dsv1alpha1.ReasonNoCapacity, says: "waiting for an agent with room for one more Sandbox"},
 		{name: "left unbound when the count is full", sbx: unbound(newSandbox("new")), held: []client.Object{newSandbox("a")},
-			capacity: 1, allocatable: 64 * gi, reason: dsv1alpha1.ReasonUnscheduled, says: "no agent has bound the Sandbox yet"},
+			capacity: 1, allocatable: 64 * gi, reason: dsv1alpha1.ReasonNoCapacity, says: "waiting for an agent with room for one more Sandbox"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)

@@ -189,19 +189,25 @@ type pluginResult struct {
 	code           int
 }
 
-// plugin runs `kubectl dockside exec ARGS...` the way a user does: kubectl finds kubectl-dockside on the PATH.
+// plugin runs `kubectl dockside exec ARGS...` the way a user does.
 func plugin(stdin string, args ...string) pluginResult {
+	GinkgoHelper()
+	return dockside("exec", stdin, args...)
+}
+
+// dockside runs `kubectl dockside VERB ARGS...` the way a user does: kubectl finds kubectl-dockside on the PATH.
+func dockside(verb, stdin string, args ...string) pluginResult {
 	GinkgoHelper()
 	bin, err := filepath.Abs(binDir())
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(cp.KubectlPath, append([]string{"dockside", "exec"}, args...)...)
+	cmd := exec.Command(cp.KubectlPath, append([]string{"dockside", verb}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var out, errOut bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, &errOut
 	err = cmd.Run()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
-		Fail(fmt.Sprintf("kubectl dockside exec %v: %v", args, err))
+		Fail(fmt.Sprintf("kubectl dockside %s %v: %v", verb, args, err))
 	}
 	return pluginResult{stdout: out.String(), stderr: errOut.String(), code: cmd.ProcessState.ExitCode()}
 }

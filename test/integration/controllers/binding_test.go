@@ -58,7 +58,7 @@ var _ = Describe("Binding", func() {
 		}
 		Eventually(condition(waiting, dsv1alpha1.ConditionScheduled)).Should(Equal("False/NoCapacity"))
 		Expect(phase(waiting)()).To(Equal(dsv1alpha1.SandboxPending))
-		Expect(condition(waiting, dsv1alpha1.ConditionReady)()).To(Equal("False/Unscheduled"))
+		Expect(condition(waiting, dsv1alpha1.ConditionReady)()).To(Equal("False/NoCapacity"), "kubectl get's Reason column says why it waits")
 		Eventually(condition(running, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(condition(running, dsv1alpha1.ConditionScheduled)()).To(Equal("True/Bound"))
 

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// kubeFlags are the flags every verb shares with kubectl: which kubeconfig, context and namespace.
+type kubeFlags struct {
+	kubeconfig, context, namespace string
+}
+
+func (k *kubeFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "path of the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&k.context, "context", "", "kubeconfig context to use")
+	fs.StringVar(&k.namespace, "namespace", "", "namespace of the objects (default: the context's)")
+	fs.StringVar(&k.namespace, "n", "", "shorthand for --namespace")
+}
+
+// config reads the kubeconfig as kubectl does, and says which namespace to use.
+func (k *kubeFlags) config() (*rest.Config, string, error) {
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: k.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
+		&clientcmd.ConfigOverrides{CurrentContext: k.context, Context: clientcmdapi.Context{Namespace: k.namespace}})
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, _, err := loader.Namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	return cfg, ns, nil
+}
+
+// client is a client of Dockside's kinds, and the namespace to use.
+func (k *kubeFlags) client() (client.Client, string, error) {
+	cfg, ns, err := k.config()
+	if err != nil {
+		return nil, "", err
+	}
+	scheme := runtime.NewScheme()
+	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, "", err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	return c, ns, err
+}
+
+// sandbox reads the Sandbox name of the namespace the flags say, and returns it with the client.
+func (k *kubeFlags) sandbox(ctx context.Context, name string) (client.Client, *dsv1alpha1.Sandbox, error) {
+	c, ns, err := k.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	sbx := &dsv1alpha1.Sandbox{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sbx); err != nil {
+		return nil, nil, err
+	}
+	return c, sbx, nil
+}
