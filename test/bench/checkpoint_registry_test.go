@@ -3,29 +3,24 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
-
 	"github.com/dockside-dev/dockside/internal/archive"
 	"github.com/dockside-dev/dockside/internal/checkpointregistry"
+	"github.com/dockside-dev/dockside/test/internal/memregistry"
 )
 
 // The checkpoint registry benchmark runs two agents on this machine's Docker, nodes A and B, on a control plane
 // of their own, both storing Checkpoints in an OCI registry the benchmark serves on 127.0.0.1 (go-containerregistry's
-// in-memory registry), each with a topology pool of its own apart from every other agent's.
+// in-memory registry, test/internal/memregistry), each with a topology pool of its own apart from every other
+// agent's.
 const (
-	registryRepoPath = "dockside/checkpoints"
-	registryPoolA    = "10.127.0.0/17"
-	registryPoolB    = "10.127.128.0/17"
+	registryPoolA = "10.127.0.0/17"
+	registryPoolB = "10.127.128.0/17"
 )
 
 func registryNode(which string) string { return runNode + "-reg" + which }
@@ -147,14 +142,12 @@ func BenchmarkCheckpointRegistry(b *testing.B) {
 // repository the agents keep Checkpoints in.
 func serveRegistry(b *testing.B) string {
 	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := memregistry.Start()
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &http.Server{Handler: ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))}
-	go func() { _ = srv.Serve(l) }()
 	b.Cleanup(func() { _ = srv.Close() })
-	return l.Addr().String() + "/" + registryRepoPath
+	return srv.Repo()
 }
 
 // pullToFile pulls the Checkpoint uid's archive a from repo into a new file at path, as an agent does, digest

@@ -152,8 +152,8 @@ func releaseSandboxes(ns string) {
 	if !CurrentSpecReport().Failed() {
 		return
 	}
-	_, _ = kubectl("delete", "-n", ns, "sandboxes,sandboxservices", "--all", "--timeout=90s")
-	out, _ := kubectl("get", "-n", ns, "sandboxes,sandboxservices", "-o", "name")
+	_, _ = kubectl("delete", "-n", ns, "sandboxes,sandboxservices,checkpoints", "--all", "--timeout=90s")
+	out, _ := kubectl("get", "-n", ns, "sandboxes,sandboxservices,checkpoints", "-o", "name")
 	for _, obj := range strings.Fields(out) {
 		_, _ = kubectl("patch", "-n", ns, obj, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 	}
