@@ -16,6 +16,12 @@ const (
 	// ConditionRestored: the workspace of a Sandbox with spec.restoreFrom holds its Checkpoint's files (set
 	// only on such Sandboxes; once True it stays, so that a later topology roll never copies them in again).
 	ConditionRestored = "Restored"
+	// ConditionNodeLost: the agent of the Sandbox's node has not renewed its Lease for longer than
+	// --node-lost-after, so nothing vouches for the Sandbox's containers. Set True (reason LeaseExpired) by
+	// another node's agent, which changes nothing else but Ready (Unknown), Reconciling (True) and Stalled
+	// (False); set False (reason LeaseRenewed) by the node's own agent on its first pass once it is back
+	// (docs/deploy.md, "When a host is lost").
+	ConditionNodeLost = "NodeLost"
 )
 
 // Condition reasons of Sandboxes, besides those several kinds share (conditions.go).
@@ -68,6 +74,13 @@ const (
 	ReasonRestoreNotSupported = "RestoreNotSupported" // restoreFrom is set but this agent cannot restore yet
 	ReasonNoFreeSubnet        = "NoFreeSubnet"        // every subnet of the node's topology pool is held; waits for one
 	ReasonTopologyStopped     = "TopologyStopped"     // ServicesReady=False: a finished run's topology stopped its services
+)
+
+// Reasons of node loss (ConditionNodeLost).
+const (
+	ReasonLeaseExpired = "LeaseExpired" // NodeLost=True: the node's agent stopped renewing its Lease
+	ReasonNodeLost     = "NodeLost"     // Ready=Unknown and Reconciling=True while the node is lost
+	ReasonLeaseRenewed = "LeaseRenewed" // NodeLost=False: the node's agent is back and has looked again
 )
 
 // Reasons of a Sandbox restoring from a Checkpoint (spec.restoreFrom), beyond the Restoring, RestoreFailed,

@@ -285,7 +285,7 @@ type SandboxStatus struct {
 	Phase SandboxPhase `json:"phase,omitempty"`
 
 	// conditions: Ready, Reconciling, Stalled, Scheduled, ServicesReady, ServicesUpToDate, TopologyPoisoned,
-	// Paused (see the Condition* constants).
+	// Paused, Restored, NodeLost (see the Condition* constants).
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=map
 	// +listMapKey=type

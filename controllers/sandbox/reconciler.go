@@ -120,6 +120,9 @@ func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	}
 
 	pass := status.Begin(r.Client, sbx)
+	// This agent holds the node's Lease: whatever another agent said while it was away is answered by this
+	// pass, which writes Ready, Reconciling and Stalled from what Docker holds.
+	status.ClearNodeLost(sbx, r.Options.Node)
 	verdict := r.applyVerdict(ctx, sbx)
 	defer func() {
 		if cleanedUp(sbx) {

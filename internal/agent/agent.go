@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -30,6 +31,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/controllers/checkpoint"
 	"github.com/dockside-dev/dockside/controllers/execution"
+	"github.com/dockside-dev/dockside/controllers/nodelifecycle"
 	"github.com/dockside-dev/dockside/controllers/sandbox"
 	"github.com/dockside-dev/dockside/controllers/sandboxservice"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -54,6 +56,9 @@ const (
 	// (10.0.0.0/16, 10.96.0.0/12, 10.244.0.0/16, k3s' 10.42-43.x, weave's 10.32.0.0/12) and Google Cloud's
 	// automatic subnets (10.128.0.0/9).
 	DefaultTopologyPool = "10.120.0.0/16"
+	// DefaultNodeLostAfter is how long a node's Lease goes unrenewed before its Sandboxes are marked NodeLost:
+	// the Lease's duration (15s) and more than two of its renewals on top, so that a slow renewal is no loss.
+	DefaultNodeLostAfter = 40 * time.Second
 )
 
 // Options configure one agent. Zero durations take the defaults noted.
@@ -83,6 +88,10 @@ type Options struct {
 	LeaseDuration  time.Duration // default 15s
 	RenewDeadline  time.Duration // default 10s
 	RetryPeriod    time.Duration // default 2s
+	// NodeLostAfter is how long another node's Lease may go unrenewed before this agent, if it is the writer,
+	// marks that node's Sandboxes NodeLost (controllers/nodelifecycle); default 40s, longer than the Lease's
+	// duration. Only with LeaderElection (the Leases are what it watches).
+	NodeLostAfter time.Duration
 
 	MetricsBindAddress     string // "0" (the default) disables
 	HealthProbeBindAddress string // "0" (the default) disables
@@ -154,7 +163,7 @@ type Options struct {
 var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
 // LeaseName is the name of the Lease an agent holds for node.
-func LeaseName(node string) string { return "dockside-agent-" + node }
+func LeaseName(node string) string { return nodelifecycle.LeasePrefix + node }
 
 func (o *Options) defaults() error {
 	if !dnsSubdomain.MatchString(o.Node) || len(o.Node) > 238 {
@@ -173,6 +182,10 @@ func (o *Options) defaults() error {
 	setDefault(&o.Workers, 4)
 	setDefault(&o.HolderImage, DefaultHolderImage)
 	setDefault(&o.LeaseNamespace, DefaultLeaseNamespace)
+	setDefault(&o.NodeLostAfter, DefaultNodeLostAfter)
+	if lease := leaseDuration(*o); o.LeaderElection && o.NodeLostAfter <= lease {
+		return fmt.Errorf("--node-lost-after (%s) must be longer than the Lease's duration (%s): a node whose agent renews in time is never lost", o.NodeLostAfter, lease)
+	}
 	setDefault(&o.MetricsBindAddress, "0")
 	setDefault(&o.HealthProbeBindAddress, "0")
 	if err := checkMetricsServing(o); err != nil {
@@ -345,6 +358,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			return nil, err
 		}
 	}
+	if opts.LeaderElection {
+		// Runs only while this agent holds its own Lease: only a live agent judges others.
+		if err := mgr.Add(&nodelifecycle.Controller{
+			Client: mgr.GetClient(), Leases: mgr.GetCache(), APIReader: mgr.GetAPIReader(),
+			Node: opts.Node, Namespace: opts.LeaseNamespace, LostAfter: opts.NodeLostAfter,
+		}); err != nil {
+			return nil, err
+		}
+	}
 	sweeper := sandbox.NewSweeper(r, opts.SweepPeriod, requeues)
 	if err := mgr.Add(sweeper); err != nil {
 		return nil, err
@@ -390,6 +412,8 @@ func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
 			// Executions carry no node: each agent sees them all, so it keeps only their bounded fields,
 			// without command, stdin, env or output (the reconciler reads those from the API server).
 			&dsv1alpha1.Execution{}: {Transform: execution.CacheTransform},
+			// The agents' Leases, which the node lifecycle controller watches (only with leader election).
+			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{opts.LeaseNamespace: {}}},
 		}},
 		Metrics:                       metricsServing(opts),
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,

@@ -71,3 +71,10 @@ func renewDeadline(opts Options) time.Duration {
 	}
 	return 10 * time.Second
 }
+
+func leaseDuration(opts Options) time.Duration {
+	if opts.LeaseDuration > 0 {
+		return opts.LeaseDuration
+	}
+	return 15 * time.Second // controller-runtime's default
+}

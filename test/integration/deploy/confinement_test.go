@@ -4,6 +4,7 @@ package deploy_test
 
 import (
 	"context"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/controllers/status"
 )
 
 const (
@@ -202,6 +204,55 @@ func confinementSpecs() {
 		})).To(Succeed(), "an agent makes an Execution owned by its Sandbox")
 		Expect(agentA.Delete(ctx, exFree)).To(Succeed())
 		Expect(agentB.Delete(ctx, exB)).To(Succeed())
+	})
+
+	It("lets another agent mark a Sandbox of a lost node NodeLost, and nothing more", func() {
+		lost := sandbox("lost-"+nodeB, nodeB)
+		Expect(write(agentB, lost, true, func(o client.Object) {
+			sbx := o.(*dsv1alpha1.Sandbox)
+			sbx.Status.Phase, sbx.Status.NodeName = dsv1alpha1.SandboxRunning, nodeB
+			status.Set(sbx, dsv1alpha1.ConditionScheduled, true, dsv1alpha1.ReasonBound, "bound to node "+nodeB)
+			status.Summarize(sbx, status.Summary{Ready: true, Reason: dsv1alpha1.ReasonRunning, Message: "up"})
+		})).To(Succeed(), "its own agent wrote its status while it was alive")
+		markLost := func(o client.Object) { status.MarkNodeLost(o.(*dsv1alpha1.Sandbox), nodeB, time.Now()) }
+		refused := ContainSubstring("the agent of node node-a may not change Sandbox confinement/lost-node-b: it belongs to node node-b, " +
+			"and another agent may only mark it lost")
+		for what, change := range map[string]func(client.Object){
+			"another status field": func(o client.Object) { markLost(o); o.(*dsv1alpha1.Sandbox).Status.Phase = dsv1alpha1.SandboxFailed },
+			"another condition": func(o client.Object) {
+				markLost(o)
+				status.Set(o.(*dsv1alpha1.Sandbox), dsv1alpha1.ConditionScheduled, false, dsv1alpha1.ReasonNoCapacity, "forged")
+			},
+			"Ready True": func(o client.Object) {
+				markLost(o)
+				status.Set(o.(*dsv1alpha1.Sandbox), dsv1alpha1.ConditionReady, true, dsv1alpha1.ReasonRunning, "forged")
+			},
+			"NodeLost for another reason": func(o client.Object) {
+				markLost(o)
+				status.Set(o.(*dsv1alpha1.Sandbox), dsv1alpha1.ConditionNodeLost, true, "Forged", "forged")
+			},
+			"Ready Unknown without NodeLost": func(o client.Object) {
+				markLost(o)
+				meta.RemoveStatusCondition(&o.(*dsv1alpha1.Sandbox).Status.Conditions, dsv1alpha1.ConditionNodeLost)
+			},
+		} {
+			Expect(write(agentA, lost, true, change)).To(MatchError(refused), what)
+		}
+		Expect(write(agentA, lost, false, addFinalizer)).To(MatchError(ContainSubstring("it belongs to node node-b")),
+			"the exception is of the status only")
+		Expect(agentA.Delete(ctx, lost)).To(MatchError(ContainSubstring("it belongs to node node-b")))
+
+		Expect(write(agentA, lost, true, markLost)).To(Succeed())
+		Expect(admin.Get(ctx, client.ObjectKeyFromObject(lost), lost)).To(Succeed())
+		Expect(meta.IsStatusConditionTrue(lost.Status.Conditions, dsv1alpha1.ConditionNodeLost)).To(BeTrue())
+		Expect(meta.FindStatusCondition(lost.Status.Conditions, dsv1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionUnknown))
+		Expect(lost.Status.Phase).To(Equal(dsv1alpha1.SandboxRunning))
+
+		Expect(write(agentB, lost, true, func(o client.Object) {
+			sbx := o.(*dsv1alpha1.Sandbox)
+			status.ClearNodeLost(sbx, nodeB)
+			status.Summarize(sbx, status.Summary{Ready: true, Reason: dsv1alpha1.ReasonRunning, Message: "up"})
+		})).To(Succeed(), "its own agent, back, says so")
 	})
 
 	It("refuses the agent's ServiceAccount with a token that names no node", func() {
