@@ -88,15 +88,21 @@ var _ = Describe("A fleet of Docker hosts", Label("fleet"), func() {
 		Expect(field(ns, "sandbox/"+waiting, "{.spec.nodeName}")).To(Equal(b.name))
 		Expect(rolesOn(b.daemon, b.name, ns, waiting)).To(HaveKeyWithValue(dsv1alpha1.RolePrimary, HaveLen(1)))
 
-		By("deleting every Sandbox, which leaves nothing on either daemon")
-		_, err = kubectl("delete", "-n", ns, "sandboxes", "--all", "--timeout=150s")
-		Expect(err).NotTo(HaveOccurred())
-		for _, n := range []fleetNode{a, b} {
-			Expect(n.daemon.leftovers(n.name)).To(BeEmpty(), "on %s", n.name)
-			Expect(n.daemon.docker("container", "ls", "-aq")).To(BeEmpty(), "containers on %s", n.name)
-		}
+		deleteAllLeavesNothing(ns, a, b)
 	})
 })
+
+// deleteAllLeavesNothing deletes every Sandbox of ns and checks that nothing is left on the nodes' daemons.
+func deleteAllLeavesNothing(ns string, nodes ...fleetNode) {
+	GinkgoHelper()
+	By("deleting every Sandbox, which leaves nothing on the nodes' daemons")
+	_, err := kubectl("delete", "-n", ns, "sandboxes", "--all", "--timeout=150s")
+	Expect(err).NotTo(HaveOccurred())
+	for _, n := range nodes {
+		Expect(n.daemon.leftovers(n.name)).To(BeEmpty(), "on %s", n.name)
+		Expect(n.daemon.docker("container", "ls", "-aq")).To(BeEmpty(), "containers on %s", n.name)
+	}
+}
 
 // pauseSuiteAgent stops the suite's agent for the spec, and starts it again after: it binds unbound Sandboxes
 // too, with room for far more, so the fleet is exactly the spec's own agents only while it is stopped. Its

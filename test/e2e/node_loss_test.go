@@ -60,12 +60,6 @@ var _ = Describe("A lost node", Label("fleet"), func() {
 		waitFor(ns, "sandbox/on-b", "condition=Ready", time.Minute)
 		Expect(running(a.daemon)).To(Equal(onA))
 
-		By("deleting every Sandbox, which leaves nothing on either daemon")
-		_, err = kubectl("delete", "-n", ns, "sandboxes", "--all", "--timeout=150s")
-		Expect(err).NotTo(HaveOccurred())
-		for _, n := range []fleetNode{a, b} {
-			Expect(n.daemon.leftovers(n.name)).To(BeEmpty(), "on %s", n.name)
-			Expect(n.daemon.docker("container", "ls", "-aq")).To(BeEmpty(), "containers on %s", n.name)
-		}
+		deleteAllLeavesNothing(ns, a, b)
 	})
 })
