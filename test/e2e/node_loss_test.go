@@ -32,11 +32,20 @@ var _ = Describe("A lost node", Label("fleet"), func() {
 			Expect(err).NotTo(HaveOccurred())
 			return out
 		}
+		// A session's workspace holder comes on the pass after Ready: the containers are taken once it runs.
+		Eventually(rolesOn).WithArguments(a.daemon, a.name, ns, "on-a").WithTimeout(time.Minute).WithPolling(time.Second).
+			Should(HaveKey(dsv1alpha1.RoleHolder))
 		onA := running(a.daemon)
 		Expect(onA).NotTo(BeEmpty())
 
 		By("killing node B's agent, which cannot release its Lease")
 		agentB.kill()
+		restarted := false
+		DeferCleanup(func() { // runs before the agent's stop, which needs a live agent
+			if !restarted {
+				Expect(agentB.restart()).To(Succeed())
+			}
+		})
 		killed := time.Now()
 		waitFor(ns, "sandbox/on-b", `jsonpath={.status.conditions[?(@.type=="NodeLost")].reason}=`+dsv1alpha1.ReasonLeaseExpired, 2*time.Minute)
 		GinkgoWriter.Printf("NodeLost %s after the kill (--node-lost-after %s)\n", time.Since(killed).Round(time.Second), nodeLostAfter)
@@ -56,6 +65,7 @@ var _ = Describe("A lost node", Label("fleet"), func() {
 
 		By("starting node B's agent again")
 		Expect(agentB.restart()).To(Succeed())
+		restarted = true
 		waitFor(ns, "sandbox/on-b", `jsonpath={.status.conditions[?(@.type=="NodeLost")].reason}=`+dsv1alpha1.ReasonLeaseRenewed, 2*time.Minute)
 		waitFor(ns, "sandbox/on-b", "condition=Ready", time.Minute)
 		Expect(running(a.daemon)).To(Equal(onA))
