@@ -73,6 +73,10 @@ type Driver interface {
 	// Exec runs a command in a running container with a deadline and an output cap (see ExecRequest).
 	// Reaching the deadline or a cancelled ctx is an outcome (ExecResult.Reason), not an error.
 	Exec(ctx context.Context, name string, req ExecRequest) (ExecResult, error)
+	// StreamExec runs an interactive command in a running container, copying its streams as they are
+	// written, until it exits or ctx ends; either way the processes of its session end with it (see
+	// StreamExecRequest). The exit code is an outcome; a cut stream is an error.
+	StreamExec(ctx context.Context, name string, req StreamExecRequest) (StreamExecResult, error)
 
 	// CopyFrom streams path out of the container as a tar archive; the caller closes the reader.
 	CopyFrom(ctx context.Context, name, path string) (io.ReadCloser, error)

@@ -63,6 +63,9 @@ func Behaviours() []Behaviour {
 			{"exec: past its deadline it ends as DeadlineExceeded and the container is killed", execDeadline},
 			{"exec: with KeepOnTimeout, past its deadline it ends as DeadlineExceeded and the container runs on", execKeepOnTimeout},
 			{"exec: in a container that is not running it is a Conflict", execNotRunning},
+			{"stream exec: output streams while the command runs, input reaches it, and its exit code is reported", streamExecStreams},
+			{"stream exec: a stream cut before the command ends is Uncertain and the container runs on", streamExecCut},
+			{"stream exec: in a paused or stopped container it is a Conflict; without a command InvalidSpec", streamExecRefused},
 			{"events: a killed container's die event carries its owner and exit code", dieEvent},
 		},
 	)

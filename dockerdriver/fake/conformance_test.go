@@ -1,7 +1,10 @@
 package fake_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -16,6 +19,17 @@ func TestConformance(t *testing.T) {
 	f.SetExecHandler(func(ctx context.Context, _ string, _ dd.ExecRequest) fake.ExecOutput {
 		<-ctx.Done()
 		return fake.ExecOutput{}
+	})
+	// Streamed execs play conformance.StreamCommand as sh would, and anything else as SleepCommand.
+	f.SetStreamExecHandler(func(ctx context.Context, _ string, req dd.StreamExecRequest) int {
+		if !slices.Equal(req.Command, conformance.StreamCommand) {
+			<-ctx.Done()
+			return 137
+		}
+		fmt.Fprintln(req.Stdout, "ready")
+		line, _ := bufio.NewReader(req.Stdin).ReadString('\n')
+		fmt.Fprint(req.Stderr, "got:"+line)
+		return 3
 	})
 	squat := map[conformance.Object]func(string){
 		conformance.Container: f.AddForeignContainer,

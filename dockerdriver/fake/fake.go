@@ -26,6 +26,7 @@ type Driver struct {
 	calls       map[Op]int
 	unavailable bool
 	execHandler ExecHandler
+	streamExec  StreamExecHandler
 	streams     []*stream
 	storage     dd.StorageInfo // what docker info would report; see SetStorage
 	noSeccomp   bool           // the daemon applies no seccomp profile; see SetSeccomp
@@ -46,6 +47,7 @@ func New(node string) *Driver {
 		faults:      map[Op][]fault{},
 		calls:       map[Op]int{},
 		execHandler: func(context.Context, string, dd.ExecRequest) ExecOutput { return ExecOutput{} },
+		streamExec:  func(context.Context, string, dd.StreamExecRequest) int { return 0 },
 		storage:     dd.StorageInfo{Driver: "overlay2", BackingFS: "extfs"}, // Docker's most common setup
 		hostMemory:  DefaultHostMemory,
 	}

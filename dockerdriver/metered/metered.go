@@ -11,7 +11,7 @@ import (
 
 // Wrap wraps a driver the way the agent uses it: each call is measured (latency, and errors by phase
 // and kind) and bounded by timeout, so that a daemon that stops answering holds up one pass, not a worker
-// for ever. Exec and Stop get their own duration on top; copies, pulls and the event stream are not bounded,
+// for ever. Exec and Stop get their own duration on top; copies, pulls, streamed execs and the event stream are not bounded,
 // as they last as long as their data does.
 func Wrap(d dd.Driver, timeout time.Duration) dd.Driver {
 	return &instrumented{next: d, timeout: timeout}
@@ -177,6 +177,14 @@ func (d *instrumented) UnpauseContainer(ctx context.Context, name string) error 
 func (d *instrumented) Exec(ctx context.Context, name string, req dd.ExecRequest) (dd.ExecResult, error) {
 	return measure(d, ctx, "Exec", dd.PhaseExec, req.Timeout, func(ctx context.Context) (dd.ExecResult, error) {
 		return d.next.Exec(ctx, name, req)
+	})
+}
+
+// StreamExec is not bounded: an interactive command lasts as long as its client keeps it.
+func (d *instrumented) StreamExec(ctx context.Context, name string, req dd.StreamExecRequest) (dd.StreamExecResult, error) {
+	unbounded := &instrumented{next: d.next}
+	return measure(unbounded, ctx, "StreamExec", dd.PhaseExec, 0, func(ctx context.Context) (dd.StreamExecResult, error) {
+		return d.next.StreamExec(ctx, name, req)
 	})
 }
 

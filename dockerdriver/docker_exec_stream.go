@@ -1,0 +1,148 @@
+package dockerdriver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// heldOpenPoll is how often a streamed command is checked for exit while its output stays open: children it
+// left in the background can hold the stream open after it exited, and they must end with it.
+const heldOpenPoll = time.Second
+
+// StreamExec runs req.Command with its streams attached. Every Docker exec leads a session of its own (runc
+// calls setsid), so "the processes it started" are the container's processes in that session, and those
+// are killed when the command exits (what it left in the background) or when ctx ends first.
+func (d *Docker) StreamExec(ctx context.Context, name string, req StreamExecRequest) (StreamExecResult, error) {
+	if err := req.Validate(name); err != nil {
+		return StreamExecResult{}, err
+	}
+	info, err := d.running(ctx, name, PhaseExec)
+	if err != nil {
+		return StreamExecResult{}, err
+	}
+	if info.State == StatePaused {
+		return StreamExecResult{}, NewError(KindConflict, PhaseExec, name, "the container is paused")
+	}
+	created, err := d.cli.ContainerExecCreate(ctx, info.ID, container.ExecOptions{
+		Cmd: req.Command, Env: envList(req.Env), WorkingDir: req.WorkingDir, Tty: req.TTY,
+		AttachStdin: req.Stdin != nil, AttachStdout: true, AttachStderr: !req.TTY,
+	})
+	if err != nil {
+		return StreamExecResult{}, d.classify(err, PhaseExec, name)
+	}
+	resp, err := d.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{Tty: req.TTY})
+	if err != nil {
+		return StreamExecResult{}, d.classify(err, PhaseExec, name)
+	}
+	defer resp.Close()
+	s := &session{d: d, container: info.ID, name: name, exec: created.ID}
+	if req.Resize != nil {
+		go s.resize(ctx, req.Resize)
+	}
+	if req.Stdin != nil {
+		go func() { // ends with the client's input, or when resp is closed
+			if _, err := io.Copy(resp.Conn, req.Stdin); err == nil {
+				_ = resp.CloseWrite()
+			}
+		}()
+	}
+	copied := make(chan error, 1)
+	go func() { copied <- copyOutput(resp.Reader, req) }()
+	exitCode, drained, err := s.wait(ctx, copied)
+	ended, endErr := s.end(ctx)
+	if !drained { // the writers are the caller's: no copy may outlive the call
+		resp.Close()
+		<-copied
+	}
+	if err != nil {
+		return StreamExecResult{Ended: ended}, errors.Join(err, endErr)
+	}
+	return StreamExecResult{ExitCode: exitCode, Ended: ended}, endErr
+}
+
+// copyOutput copies the exec's output to the request's writers as it comes: one stream with a terminal,
+// Docker's multiplexed stdout and stderr without.
+func copyOutput(r io.Reader, req StreamExecRequest) error {
+	stdout, stderr := orDiscard(req.Stdout), orDiscard(req.Stderr)
+	if req.TTY {
+		_, err := io.Copy(stdout, r)
+		return err
+	}
+	_, err := stdcopy.StdCopy(stdout, stderr, r)
+	return err
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// session is one streamed exec: its Docker exec ID and, once started, the host PID that leads its session.
+type session struct {
+	d         *Docker
+	container string // container ID
+	name      string
+	exec      string
+}
+
+// wait returns the command's exit code once its output closed and it exited, or once it exited while its
+// background children hold the output open; drained says whether the output copy is over. A cut stream or
+// an ended ctx is an error.
+func (s *session) wait(ctx context.Context, copied <-chan error) (code int, drained bool, err error) {
+	tick := time.NewTicker(heldOpenPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return 0, false, NewError(KindUncertain, PhaseExec, s.name, "the stream ended before the command: its processes were ended")
+		case err := <-copied:
+			if err != nil {
+				return 0, true, NewError(KindUncertain, PhaseExec, s.name, "the output stream broke: the command's processes were ended")
+			}
+			code, err := s.d.awaitExit(ctx, s.exec, s.name)
+			return code, true, err
+		case <-tick.C:
+			ins, err := s.d.cli.ContainerExecInspect(ctx, s.exec)
+			if err == nil && !ins.Running && ins.Pid != 0 {
+				return ins.ExitCode, false, nil
+			}
+		}
+	}
+}
+
+// resize passes the client's terminal sizes on until the channel closes or ctx ends. A size sent before the
+// process started is refused by Docker and dropped: clients send their size again on every change.
+func (s *session) resize(ctx context.Context, sizes <-chan TermSize) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case sz, ok := <-sizes:
+			if !ok {
+				return
+			}
+			_ = s.d.cli.ContainerExecResize(ctx, s.exec, container.ResizeOptions{Height: uint(sz.Height), Width: uint(sz.Width)})
+		}
+	}
+}
+
+// end kills what is left of the exec's session, even when ctx is over.
+func (s *session) end(ctx context.Context) (int, error) {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+	defer cancel()
+	ins, err := s.d.cli.ContainerExecInspect(kctx, s.exec)
+	if err != nil {
+		return 0, s.d.classify(err, PhaseExec, s.name)
+	}
+	if ins.Pid == 0 { // never started
+		return 0, nil
+	}
+	return s.d.killSession(kctx, s.container, s.name, ins.Pid)
+}

@@ -1,0 +1,132 @@
+//go:build integration
+
+package dockerdriver_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// What only a real daemon can show of StreamExec: the processes of an exec end with it, a terminal is a
+// terminal and takes its size from the client.
+var _ = Describe("StreamExec", func() {
+	var target dd.ContainerSpec
+	BeforeEach(func(ctx SpecContext) {
+		target = spec(newOwner("exec-stream"), dsv1alpha1.RolePrimary, "")
+		run(ctx, target)
+	})
+
+	// sleepers counts the container's `sleep 3600`s other than its own command (PID 1), as the host sees them.
+	sleepers := func(ctx context.Context) int {
+		top, err := docker.ContainerTop(ctx, target.Name, []string{"-o", "pid,args"})
+		Expect(err).NotTo(HaveOccurred())
+		n := 0
+		for _, p := range top.Processes {
+			if strings.HasSuffix(p[len(p)-1], "sleep 3600") {
+				n++
+			}
+		}
+		return n - 1
+	}
+
+	It("ends what the command left in the background when it exits", func(ctx SpecContext) {
+		var out bytes.Buffer
+		res, err := driver.StreamExec(ctx, target.Name, dd.StreamExecRequest{
+			Command: []string{"sh", "-c", "sleep 3600 & sleep 3600 & echo started"}, Stdout: &out,
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out.String()).To(Equal("started\n"))
+		Expect(res.ExitCode).To(BeZero())
+		Expect(res.Ended).To(Equal(2), "both sleeps held the output open and were killed")
+		Expect(sleepers(ctx)).To(BeZero())
+	})
+
+	It("ends the command and its children when the stream is cut", func(ctx SpecContext) {
+		cut, cancel := context.WithCancel(ctx)
+		in, feed := io.Pipe()
+		DeferCleanup(feed.Close)
+		done := make(chan error, 1)
+		go func() {
+			_, err := driver.StreamExec(cut, target.Name, dd.StreamExecRequest{
+				Command: []string{"sh", "-c", "sleep 3600 & cat"}, Stdin: in,
+			})
+			done <- err
+		}()
+		Eventually(sleepers).WithContext(ctx).WithTimeout(30 * time.Second).Should(Equal(1))
+		cancel()
+		var err error
+		Eventually(done, 30*time.Second).Should(Receive(&err))
+		Expect(dd.KindOf(err)).To(Equal(dd.KindUncertain))
+		Expect(sleepers(ctx)).To(BeZero(), "the background sleep ended with the exec")
+		info, err := driver.ObserveContainer(ctx, target.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.State).To(Equal(dd.StateRunning))
+	})
+
+	It("gives a terminal of the client's size, and Ctrl-C interrupts its foreground command", func(ctx SpecContext) {
+		in, feed := io.Pipe()
+		DeferCleanup(feed.Close)
+		out := &syncBuffer{}
+		resize := make(chan dd.TermSize, 1)
+		done := make(chan dd.StreamExecResult, 1)
+		go func() {
+			defer GinkgoRecover()
+			res, err := driver.StreamExec(ctx, target.Name, dd.StreamExecRequest{
+				Command: []string{"sh"}, TTY: true, Stdin: in, Stdout: out, Resize: resize,
+			})
+			Expect(err).NotTo(HaveOccurred())
+			done <- res
+		}()
+		// The size is sent again until the shell reports it: one sent before the exec started is dropped.
+		Eventually(func() string {
+			select {
+			case resize <- dd.TermSize{Width: 123, Height: 45}:
+			default:
+			}
+			_, _ = feed.Write([]byte("stty size\n"))
+			return out.String()
+		}).WithTimeout(30 * time.Second).WithPolling(500 * time.Millisecond).Should(ContainSubstring("45 123"))
+		_, err := feed.Write([]byte("sleep 3600\n"))
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int { return sleepers(ctx) }).WithTimeout(30 * time.Second).Should(Equal(1))
+		_, err = feed.Write([]byte{3}) // Ctrl-C
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int { return sleepers(ctx) }).WithTimeout(30 * time.Second).Should(BeZero())
+		_, err = feed.Write([]byte("echo interrupted $?\n"))
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(out.String).WithTimeout(30 * time.Second).Should(ContainSubstring("interrupted 130"))
+		_, err = feed.Write([]byte("exit 7\n"))
+		Expect(err).NotTo(HaveOccurred())
+		var res dd.StreamExecResult
+		Eventually(done, 30*time.Second).Should(Receive(&res))
+		Expect(res.ExitCode).To(Equal(7))
+	})
+})
+
+// syncBuffer is a writer the spec reads while the exec writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
