@@ -31,7 +31,7 @@ all: build ## The default goal: build.
 build: ## Build the agent and the local run helper into bin/.
 	go build -o bin/ ./cmd/...
 
-manifests: ## Regenerate CRDs and RBAC from the markers in api/ and controllers/.
+manifests: ## Regenerate CRDs and RBAC from the markers in api/ and internal/controller/.
 	$(CONTROLLER_GEN) rbac:roleName=dockside-agent crd paths=./... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 generate: ## Regenerate deepcopy code for the API types.

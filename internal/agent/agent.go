@@ -29,14 +29,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/controllers/checkpoint"
-	"github.com/dockside-dev/dockside/controllers/execution"
-	"github.com/dockside-dev/dockside/controllers/nodelifecycle"
-	"github.com/dockside-dev/dockside/controllers/sandbox"
-	"github.com/dockside-dev/dockside/controllers/sandboxservice"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/metered"
 	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/controller/checkpoint"
+	"github.com/dockside-dev/dockside/internal/controller/execution"
+	"github.com/dockside-dev/dockside/internal/controller/nodelifecycle"
+	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/controller/sandboxservice"
 	"github.com/dockside-dev/dockside/internal/egress"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
 )
@@ -70,7 +70,7 @@ type Options struct {
 	HolderImage   string    // default dockside.dev/holder:local
 
 	// AllocatableMemory is the most bytes of memory the Sandboxes of the node hold in all (their memory limits
-	// and workspaces; controllers/sandbox/footprint.go); 0 means the host's memory less a reserve of a tenth
+	// and workspaces; internal/controller/sandbox/footprint.go); 0 means the host's memory less a reserve of a tenth
 	// of it, at least 1 GiB.
 	AllocatableMemory int64
 
@@ -89,7 +89,7 @@ type Options struct {
 	RenewDeadline  time.Duration // default 10s
 	RetryPeriod    time.Duration // default 2s
 	// NodeLostAfter is how long another node's Lease may go unrenewed before this agent, if it is the writer,
-	// marks that node's Sandboxes NodeLost (controllers/nodelifecycle); default 40s, longer than the Lease's
+	// marks that node's Sandboxes NodeLost (internal/controller/nodelifecycle); default 40s, longer than the Lease's
 	// duration. Only with LeaderElection (the Leases are what it watches).
 	NodeLostAfter time.Duration
 

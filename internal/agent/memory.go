@@ -14,7 +14,7 @@ import (
 // the agent); a tenth of the host's memory is kept when that is more.
 const minMemoryReserve = 1 << 30
 
-// allocatableMemory is what the Sandboxes of the node may hold in all (see controllers/sandbox/footprint.go):
+// allocatableMemory is what the Sandboxes of the node may hold in all (see internal/controller/sandbox/footprint.go):
 // configured, the operator's number; else the host's memory as the daemon reports it, less a reserve of a
 // tenth of it and at least 1 GiB.
 func allocatableMemory(ctx context.Context, driver dd.Driver, timeout time.Duration, configured int64, log logr.Logger) (int64, error) {

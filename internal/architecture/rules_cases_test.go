@@ -11,7 +11,7 @@ func TestImportRulesDecide(t *testing.T) {
 		broken        bool
 	}{
 		{module + "/internal/imagepuller", "github.com/docker/docker/client", true},
-		{module + "/controllers/sandbox", "github.com/moby/spdystream", true},
+		{sandbox, "github.com/moby/spdystream", true},
 		{module + "/pkg/execution", "github.com/docker/go-connections/nat", true},
 		{module + "/dockerdriver/metered", "github.com/docker/docker/client", false},
 		{dockerdriver, "github.com/docker/docker/api/types/container", false},
@@ -28,7 +28,7 @@ func TestImportRulesDecide(t *testing.T) {
 		{sandboxservice, checkpoint, true},
 		{execution, sandboxservice, true},
 		{sandbox + "/admission", sandbox, false},
-		{controllers + "/status", sandbox, true},
+		{module + "/internal/status", sandbox, true},
 		{module + "/internal/imagepuller", execution, true},
 		{dockerdriver + "/metered", sandboxservice, true},
 
@@ -39,7 +39,7 @@ func TestImportRulesDecide(t *testing.T) {
 		{tests + "/dockercli", sandbox, false},
 
 		{cmd + "/dockside-agent", agent, false},
-		{cmd + "/dockside-agent", controllers + "/status", true},
+		{cmd + "/dockside-agent", execution, true},
 		{cmd + "/kubectl-dockside", sandbox, true},
 		{cmd + "/dockside-agent", controllers, true},
 	}

@@ -1,8 +1,8 @@
 package architecture
 
 // module is Dockside's module path; every rule below names packages by import path prefix, where a prefix
-// covers the package itself and everything under it (controllers/sandbox does not cover
-// controllers/sandboxservice).
+// covers the package itself and everything under it (internal/controller/sandbox does not cover
+// internal/controller/sandboxservice).
 const module = "github.com/dockside-dev/dockside"
 
 // The packages the rules are about.
@@ -11,7 +11,7 @@ const (
 	agent          = module + "/internal/agent"
 	cmd            = module + "/cmd"
 	tests          = module + "/test"
-	controllers    = module + "/controllers"
+	controllers    = module + "/internal/controller"
 	sandbox        = controllers + "/sandbox"
 	execution      = controllers + "/execution"
 	checkpoint     = controllers + "/checkpoint"

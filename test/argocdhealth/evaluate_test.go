@@ -34,7 +34,7 @@ func condition(typ, status, reason, message string) map[string]any {
 		"observedGeneration": int64(2), "lastTransitionTime": "2026-12-01T21:00:00Z"}
 }
 
-// summary is the three kstatus conditions the agent always writes together (controllers/status).
+// summary is the three kstatus conditions the agent always writes together (internal/status).
 func summary(ready, stalled bool, reason, message string) []any {
 	word := map[bool]string{true: "True", false: "False"}
 	return []any{

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	execctl "github.com/dockside-dev/dockside/controllers/execution"
 	"github.com/dockside-dev/dockside/internal/agent"
+	execctl "github.com/dockside-dev/dockside/internal/controller/execution"
 )
 
 // The flood: Executions of about 1 MiB each (stdin at its 64 KiB limit, env values and command items filling

@@ -1,0 +1,193 @@
+package execution
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	clientfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+)
+
+var executions = schema.GroupResource{Group: "dockside.dev", Resource: "executions"}
+
+// outcomeWorld is an agent whose run of Execution e in Sandbox s has ended, before an API server that
+// refuses the next refuse status writes, each with the next of faults in turn.
+type outcomeWorld struct {
+	r       *ExecutionReconciler
+	docker  *fake.Driver
+	events  *events.FakeRecorder
+	poisons []types.NamespacedName // verdicts handed to the Sandbox reconciler
+	refuse  int
+	faults  []error
+	refused int
+}
+
+func newOutcomeWorld(t *testing.T) (*outcomeWorld, *dsv1alpha1.Execution) {
+	g := NewWithT(t)
+	scheme := runtime.NewScheme()
+	g.Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
+	sbx := &dsv1alpha1.Sandbox{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s", UID: "sbx-1"},
+		Spec:       dsv1alpha1.SandboxSpec{Image: "dockside.dev/busybox:local", NodeName: "n1"},
+	}
+	now := metav1.NowMicro()
+	ex := &dsv1alpha1.Execution{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e", UID: "ex-1", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: dsv1alpha1.GroupVersion.String(), Kind: "Sandbox", Name: "s", UID: sbx.UID,
+		}}},
+		Spec: dsv1alpha1.ExecutionSpec{SandboxName: "s", Command: []string{"echo", "hello"}},
+		Status: dsv1alpha1.ExecutionStatus{
+			Phase: dsv1alpha1.ExecutionRunning, NodeName: "n1", StartTime: &now, TopologyGeneration: 1,
+		},
+	}
+	w := &outcomeWorld{docker: fake.New("n1"), events: events.NewFakeRecorder(10), faults: []error{
+		apierrors.NewServiceUnavailable("etcd is unwell"),
+		apierrors.NewTooManyRequests("slow down", 0),
+		apierrors.NewServerTimeout(executions, "patch", 0),
+	}}
+	api := clientfake.NewClientBuilder().WithScheme(scheme).WithObjects(sbx, ex).
+		WithStatusSubresource(&dsv1alpha1.Execution{}, &dsv1alpha1.Sandbox{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				if w.refused < w.refuse {
+					w.refused++
+					return w.faults[(w.refused-1)%len(w.faults)]
+				}
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+		}).Build()
+	w.r = &ExecutionReconciler{
+		Client: api, APIReader: api, Driver: w.docker, Recorder: w.events, Runs: NewRuns(),
+		Verdicts: sandbox.NewVerdicts(func(key types.NamespacedName) { w.poisons = append(w.poisons, key) }),
+		Options:  ExecutionOptions{Node: "n1", MaxOutputBytes: 65536},
+	}
+	return w, ex
+}
+
+func (w *outcomeWorld) pass(ex *dsv1alpha1.Execution) error {
+	_, err := w.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ex)})
+	return err
+}
+
+func (w *outcomeWorld) get(t *testing.T, ex *dsv1alpha1.Execution) *dsv1alpha1.Execution {
+	cur := &dsv1alpha1.Execution{}
+	NewWithT(t).Expect(w.r.Get(context.Background(), client.ObjectKeyFromObject(ex), cur)).To(Succeed())
+	return cur
+}
+
+// recorded drains the Events recorded so far, as "<type> <reason>".
+func (w *outcomeWorld) recorded() []string {
+	var out []string
+	for {
+		select {
+		case e := <-w.events.Events:
+			f := strings.Fields(e)
+			out = append(out, f[0]+" "+f[1])
+		default:
+			return out
+		}
+	}
+}
+
+// helloOutcome is the outcome of a command that printed hello and exited 0.
+func helloOutcome(ex *dsv1alpha1.Execution) outcome {
+	res := dd.ExecResult{Reason: dd.ExecCompleted, Stdout: []byte("hello\n")}
+	return newOutcome(judge(ex, res, nil, false), res)
+}
+
+func expectHello(g Gomega, got *dsv1alpha1.Execution) {
+	g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.ExecutionSucceeded))
+	g.Expect(got.Status.Reason).To(Equal(dsv1alpha1.ReasonCompleted))
+	g.Expect(got.Status.Stdout).To(Equal("hello\n"))
+	g.Expect(got.Status.ExitCode).To(HaveValue(BeZero()))
+	g.Expect(got.Status.SandboxKilled).To(BeFalse())
+	g.Expect(got.Status.FinishTime).NotTo(BeNil())
+}
+
+func TestRecordOutlastsTransientErrors(t *testing.T) {
+	g := NewWithT(t)
+	w, ex := newOutcomeWorld(t)
+	w.refuse = 2 // 503, then 429: within the run's own retries
+
+	g.Expect(w.r.record(context.Background(), ex, helloOutcome(ex))).To(Succeed())
+	g.Expect(w.refused).To(Equal(2))
+	expectHello(g, w.get(t, ex))
+	g.Expect(w.recorded()).To(Equal([]string{"Normal " + EventExecutionSucceeded}))
+}
+
+// TestKeptOutcomeIsWrittenOnceTheAPIRecovers: a run whose outcome could not be written keeps it, and the
+// passes after it write that outcome, however long the API server takes to answer again, instead of
+// ending the Execution as Lost: the container is not stopped and the Sandbox not poisoned.
+func TestKeptOutcomeIsWrittenOnceTheAPIRecovers(t *testing.T) {
+	g := NewWithT(t)
+	w, ex := newOutcomeWorld(t)
+	w.refuse = 1 << 30
+	o := helloOutcome(ex)
+
+	err := w.r.record(context.Background(), ex, o)
+	g.Expect(apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err)).To(BeTrue(), "%v", err)
+	g.Expect(w.refused).To(Equal(4), "one write and three retries")
+	w.r.Runs.keep(client.ObjectKeyFromObject(ex), ex.UID, o) // as the run does when record fails
+
+	err = w.pass(ex)
+	g.Expect(err).To(HaveOccurred(), "returned, so that the controller backs off and runs the pass again")
+	g.Expect(w.get(t, ex).Status.Phase).To(Equal(dsv1alpha1.ExecutionRunning))
+	_, kept := w.r.Runs.kept(ex.UID)
+	g.Expect(kept).To(BeTrue(), "the outcome stays kept while it is not written")
+
+	w.refuse = w.refused + 1 // one more refusal, then the API server answers
+	g.Expect(w.pass(ex)).To(Succeed())
+	expectHello(g, w.get(t, ex))
+	g.Expect(w.recorded()).To(Equal([]string{"Normal " + EventExecutionSucceeded}))
+	g.Expect(w.docker.Calls(fake.OpStopContainer)).To(BeZero(), "the container is not stopped")
+	g.Expect(w.poisons).To(BeEmpty(), "the Sandbox is not poisoned")
+
+	g.Expect(w.pass(ex)).To(Succeed()) // the pass that finds it finished
+	_, kept = w.r.Runs.kept(ex.UID)
+	g.Expect(kept).To(BeFalse(), "dropped once written")
+}
+
+// TestLostRunWithoutKeptOutcome: an Execution Running with no run and no outcome here is still Lost.
+func TestLostRunWithoutKeptOutcome(t *testing.T) {
+	g := NewWithT(t)
+	w, ex := newOutcomeWorld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the verdict's wait ends at once: this case checks only that the lost path is taken
+	_, err := w.r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ex)})
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(w.docker.Calls(fake.OpStopContainer)).To(Equal(1), "the container of a lost run is stopped")
+}
+
+func TestCancelDropsKeptOutcomes(t *testing.T) {
+	g := NewWithT(t)
+	runs := NewRuns()
+	key := types.NamespacedName{Namespace: "ns", Name: "e"}
+	kept := func(uid types.UID) bool { _, ok := runs.kept(uid); return ok }
+
+	runs.keep(key, "old", outcome{})
+	runs.keep(types.NamespacedName{Namespace: "ns", Name: "other"}, "other", outcome{})
+	runs.cancel(key, "new") // replaced by an Execution of the same name
+	g.Expect(kept("old")).To(BeFalse())
+	g.Expect(kept("other")).To(BeTrue())
+
+	runs.keep(key, "new", outcome{})
+	runs.cancel(key, "new")
+	g.Expect(kept("new")).To(BeTrue(), "the Execution's own outcome stays")
+	runs.cancel(key, "") // deleted
+	g.Expect(kept("new")).To(BeFalse())
+}

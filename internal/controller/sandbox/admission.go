@@ -1,0 +1,200 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/status"
+)
+
+// Room: the node holds at most Options.Capacity Sandboxes, and the footprints of those it holds (their memory
+// limits and workspaces, see footprint.go) add up to at most Options.AllocatableMemory. Every Sandbox the
+// node holds counts, a finished run too until it is deleted (it keeps its workspace and holder), but a
+// settled topology counts only what it keeps. Binding an unbound Sandbox needs room beside every Sandbox
+// bound to the node; a Sandbox its author bound to the node directly is admitted (given the cleanup
+// finalizer, after which the agent builds it) only while it fits beside those admitted. Both are counted
+// from the node's cache plus the binds and admissions this agent made a moment ago (which the cache may not
+// show yet), under one lock, so neither a lagging cache nor concurrent passes can overfill the node. A spec
+// change of an admitted Sandbox is not admitted again: what it then holds counts from the next admission on.
+
+// reconcileUnbound binds an unbound Sandbox to this node when there is room. The bind is guarded by the
+// resourceVersion, so of several agents racing for one Sandbox exactly one wins. Without room it says so in
+// status, in words every agent would use, so that agents never fight over the message. A Sandbox that
+// restores from a Checkpoint is bound only by the node that stores it (see restoreBinding).
+func (r *SandboxReconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandbox) (result ctrl.Result, reterr error) {
+	if !sbx.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	mayBind, wait, err := r.restoreBinding(ctx, sbx)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case !mayBind && wait == nil:
+		return ctrl.Result{}, nil // another node stores its Checkpoint; that node's agent binds it
+	case mayBind:
+		handled, err := r.bind(ctx, sbx)
+		if handled || err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	pass := status.Begin(r.Client, sbx)
+	defer pass.End(ctx, sbx, &result, &reterr)
+	if wait != nil {
+		status.Set(sbx, dsv1alpha1.ConditionScheduled, false, wait.reason, wait.message)
+		applyOutcome(sbx, *wait)
+	} else {
+		need, err := r.footprintOf(ctx, sbx)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		// The Sandbox's own footprint, not this node's room: every agent without room writes the same words.
+		// Ready says the same as Scheduled, so that kubectl get's Reason column tells why it waits.
+		noRoom := outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonNoCapacity,
+			message: fmt.Sprintf("waiting for an agent with room for one more Sandbox and %s of memory", bytesForPeople(need))}
+		status.Set(sbx, dsv1alpha1.ConditionScheduled, false, noRoom.reason, noRoom.message)
+		applyOutcome(sbx, noRoom)
+	}
+	return ctrl.Result{RequeueAfter: r.Options.BindRetry}, nil
+}
+
+// bind sets spec.nodeName to this node when the node has room. handled is true when the Sandbox is bound,
+// by this agent or (a lost race) another.
+func (r *SandboxReconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled bool, err error) {
+	r.admission.Lock()
+	defer r.admission.Unlock()
+	need, refused, err := r.room(ctx, sbx, false)
+	if err != nil || refused != nil {
+		return false, err
+	}
+	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	sbx.Spec.NodeName = r.Options.Node
+	switch err := r.Patch(ctx, sbx, patch); {
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		// Another agent bound it, or it changed or went; a still unbound one comes back with its watch event.
+		ctrl.LoggerFrom(ctx).V(1).Info("Bind lost to a newer version of the Sandbox")
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	r.remember(sbx.UID, need)
+	ctrl.LoggerFrom(ctx).Info("Bound Sandbox to this node", "node", r.Options.Node)
+	r.event(sbx, false, EventBound, "Bind", "bound to node %s", r.Options.Node)
+	return true, nil
+}
+
+// ensureAdmitted adds the cleanup finalizer, which admits the Sandbox, when the node has room for it; when it
+// has none, refused says why.
+func (r *SandboxReconciler) ensureAdmitted(ctx context.Context, sbx *dsv1alpha1.Sandbox) (refused *refusal, err error) {
+	if controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup) {
+		return nil, nil
+	}
+	r.admission.Lock()
+	defer r.admission.Unlock()
+	need, refused, err := r.room(ctx, sbx, true)
+	if err != nil || refused != nil {
+		return refused, err
+	}
+	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
+	if err := r.Patch(ctx, sbx, patch); err != nil {
+		return nil, err
+	}
+	r.remember(sbx.UID, need)
+	return nil, nil
+}
+
+// reportNoRoom is the status of a Sandbox bound here that has to wait for room, saying which room it lacks.
+func (r *SandboxReconciler) reportNoRoom(sbx *dsv1alpha1.Sandbox, refused *refusal) ctrl.Result {
+	sbx.Status.NodeName = r.Options.Node
+	status.Set(sbx, dsv1alpha1.ConditionScheduled, false, refused.reason, refused.message)
+	applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxPending, reason: refused.reason, message: refused.message})
+	return ctrl.Result{RequeueAfter: r.Options.BindRetry}
+}
+
+// room tells whether the node can take sbx beside what it holds: nil refused if it can, with need, the
+// Sandbox's footprint. It reads the node's cache, not the API server: a list per admission made admitting n
+// Sandboxes cost n lists of up to n objects. What the cache may not show yet, a bind or admission made a
+// moment ago, is counted from r.recent. Callers hold r.admission.
+func (r *SandboxReconciler) room(ctx context.Context, sbx *dsv1alpha1.Sandbox, admittedOnly bool) (need int64, refused *refusal, err error) {
+	if need, err = r.footprintOf(ctx, sbx); err != nil {
+		return 0, nil, err
+	}
+	load, err := r.nodeLoad(ctx, sbx.UID, admittedOnly)
+	if err != nil {
+		return 0, nil, err
+	}
+	return need, roomFor(r.Options.Node, r.Options.Capacity, r.Options.AllocatableMemory, load, need), nil
+}
+
+// nodeLoad adds up the Sandboxes the node holds, other than self: those admitted, or with admittedOnly
+// false every one bound to it, and those this agent bound or admitted a moment ago.
+func (r *SandboxReconciler) nodeLoad(ctx context.Context, self types.UID, admittedOnly bool) (nodeLoad, error) {
+	var list dsv1alpha1.SandboxList
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil { // read only
+		return nodeLoad{}, err
+	}
+	held := make(map[types.UID]int64, len(list.Items))
+	for i := range list.Items {
+		item := &list.Items[i]
+		admitted := controllerutil.ContainsFinalizer(item, dsv1alpha1.FinalizerCleanup)
+		if admitted {
+			delete(r.recent, item.UID) // the cache shows it now
+		}
+		if item.UID == self || !admitted && admittedOnly {
+			continue
+		}
+		memory, err := r.footprintOf(ctx, item)
+		if err != nil {
+			return nodeLoad{}, err
+		}
+		held[item.UID] = memory
+	}
+	for uid, a := range r.recent {
+		if time.Since(a.at) > recentAdmissionTTL {
+			delete(r.recent, uid)
+			continue
+		}
+		if _, listed := held[uid]; !listed && uid != self {
+			held[uid] = a.memory
+		}
+	}
+	var load nodeLoad
+	for _, memory := range held {
+		load.count++
+		load.memory += memory
+	}
+	return load, nil
+}
+
+// recentAdmissionTTL is how long a bind or admission is counted on its own: far longer than the cache takes to
+// show it, and short enough that a Sandbox deleted right after its bind holds no room for long.
+const recentAdmissionTTL = 30 * time.Second
+
+// forgetAdmission drops a Sandbox whose deletion finished: it holds no room any more.
+func (r *SandboxReconciler) forgetAdmission(uid types.UID) {
+	r.admission.Lock()
+	defer r.admission.Unlock()
+	delete(r.recent, uid)
+}
+
+// recentAdmission is a bind or admission this agent made, counted until the cache shows it.
+type recentAdmission struct {
+	at     time.Time
+	memory int64 // the Sandbox's footprint
+}
+
+// remember counts a bind or admission this agent just made until the cache shows it. Callers hold r.admission.
+func (r *SandboxReconciler) remember(uid types.UID, memory int64) {
+	if r.recent == nil {
+		r.recent = map[types.UID]recentAdmission{}
+	}
+	r.recent[uid] = recentAdmission{at: time.Now(), memory: memory}
+}

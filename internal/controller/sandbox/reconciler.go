@@ -1,0 +1,197 @@
+// Package sandbox holds the Sandbox reconciler: it binds unbound Sandboxes to its node while the node has
+// room and converges the Sandboxes bound there onto the node's Docker daemon, through dockerdriver only. It is
+// the one writer of Sandbox status. Its exported contracts (Names, Verdicts, Freezes, Commands) are what the
+// Execution and Checkpoint reconcilers use of it (docs/architecture.md, "Package layout and dependencies").
+package sandbox
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/checkpointregistry"
+	"github.com/dockside-dev/dockside/internal/imagepuller"
+	"github.com/dockside-dev/dockside/internal/status"
+)
+
+// SandboxOptions are the node's policy and the agent's timing.
+type SandboxOptions struct {
+	Node          string // this agent's node name
+	Capacity      int    // most Sandboxes this node holds (finished runs too, until deleted); at least 1
+	RequireDigest bool   // refuse images that are not pinned by digest (name@sha256:...)
+	HolderImage   string // image of the container that keeps a workspace alive (docs/architecture.md, "Why the holder exists")
+	AllowRoot     bool   // run containers as root where a Sandbox or SandboxService asks (runAsRoot)
+
+	// AllocatableMemory is the most bytes the footprints of the Sandboxes this node holds add up to (their
+	// memory limits and workspaces; see footprint.go).
+	AllocatableMemory int64
+
+	// EgressProxyPort is the port of the egress proxy on the gateways of Isolated bridges (docs/egress.md).
+	EgressProxyPort int
+
+	// Storage is the node's Docker storage driver, which decides whether a writable root file system can
+	// be capped (rootFilesystem Writable).
+	Storage dd.StorageInfo
+
+	BindRetry  time.Duration // how soon an agent without room looks again at a waiting Sandbox
+	SpecRetry  time.Duration // how soon a Sandbox waiting for something unwatched (image, Secret) looks again
+	StopGrace  time.Duration // grace given to containers stopped because their topology ended
+	ProbeLimit int           // bytes kept of a readiness check's output (only its exit code matters)
+
+	// ProbeConcurrency is the most readiness checks run at once on the node, off the reconcile workers;
+	// 0 means 8. Checks beyond it wait for their turn.
+	ProbeConcurrency int
+	// RestoreConcurrency is the most restores from Checkpoints run at once on the node, off the reconcile
+	// workers; 0 means 2. Restores beyond it wait for their turn, within their startup deadline.
+	RestoreConcurrency int
+}
+
+// SandboxReconciler converges Sandboxes onto Docker. Client reads Sandboxes bound to this node from the
+// manager's cache; Unbound reads those bound to no node; APIReader reads past the caches where a stale read
+// would do harm (capacity, roll decisions, orphans) or where caching would copy every Secret into memory.
+type SandboxReconciler struct {
+	client.Client
+	APIReader client.Reader
+	Unbound   client.Reader
+	Driver    dd.Driver
+	Recorder  events.EventRecorder
+	Options   SandboxOptions
+	Archives  *archive.Store               // the node's Checkpoint archives, for restoreFrom; nil: restores are refused
+	Registry  *checkpointregistry.Registry // where Checkpoints of other nodes are pulled from; nil: none
+	Freezes   *Freezes                     // Sandboxes a capture holds frozen, whose lifecycle is left alone meanwhile
+	Commands  Commands                     // Executions' commands running in Sandboxes, whose outcome says why a primary stopped
+	Verdicts  *Verdicts                    // poisonings decided by Executions' runs, which this reconciler writes
+
+	// Subnets gives topology networks their subnets; nil lets Docker's default pools choose.
+	Subnets *TopologySubnets
+	// Egress serves the egress proxy on Isolated bridges; nil serves none (Isolated Sandboxes then reach
+	// nothing outside: their bridges do not route out).
+	Egress EgressGateways
+
+	Images *imagepuller.Puller // pulls images in the background for the Sandboxes waiting on them; required
+	Wake   *Wakeups            // passes at startup deadlines, past any error backoff; required
+
+	admission sync.Mutex                     // one bind or admission at a time, so that concurrent passes never overfill the node
+	recent    map[types.UID]recentAdmission  // binds and admissions the cache may not show yet; guarded by admission
+	probes    prober                         // readiness checks running off the workers, and their results
+	restores  jobs[types.UID, restoreResult] // restores from Checkpoints running off the workers, by Sandbox UID
+}
+
+// +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes/finalizers,verbs=update
+// +kubebuilder:rbac:groups=dockside.dev,resources=sandboxservices,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile gets the Sandbox, binds it if it is unbound, admits it (the finalizer) when the node has room,
+// and then either cleans it up or converges it, writing its status once at the end.
+func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+	sbx, err := r.fetch(ctx, req.NamespacedName)
+	if sbx == nil || err != nil {
+		r.probes.forget(req.NamespacedName)
+		if sbx == nil && err == nil {
+			r.Verdicts.settle(req.NamespacedName) // gone: a verdict about it is moot
+		}
+		return ctrl.Result{}, err
+	}
+	if sbx.Spec.NodeName == "" {
+		return r.reconcileUnbound(ctx, sbx)
+	}
+	if !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup) {
+		return ctrl.Result{}, nil // never admitted, so nothing was made for it
+	}
+	refused, err := r.ensureAdmitted(ctx, sbx)
+	switch {
+	case apierrors.IsConflict(err):
+		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil // admitted from a stale read; try again on fresh data
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+
+	pass := status.Begin(r.Client, sbx)
+	// This agent holds the node's Lease: whatever another agent said while it was away is answered by this
+	// pass, which writes Ready, Reconciling and Stalled from what Docker holds.
+	status.ClearNodeLost(sbx, r.Options.Node)
+	verdict := r.applyVerdict(ctx, sbx)
+	defer func() {
+		if cleanedUp(sbx) {
+			r.Verdicts.settle(req.NamespacedName)
+			return
+		}
+		if pass.End(ctx, sbx, &result, &reterr) {
+			recordTransitions(pass.Before(), sbx)
+			if verdict != nil {
+				r.announceVerdict(sbx, verdict)
+				r.Verdicts.settle(req.NamespacedName) // its write stands
+			}
+		}
+	}()
+
+	switch {
+	case !sbx.DeletionTimestamp.IsZero():
+		return r.reconcileDelete(ctx, sbx)
+	case refused != nil:
+		return r.reportNoRoom(sbx, refused), nil
+	case verdict != nil:
+		return r.reportVerdict(sbx, verdict), nil
+	default:
+		return r.reconcileNormal(ctx, sbx)
+	}
+}
+
+// fetch reads the Sandbox from the node's cache, then from the cache of unbound ones; nil when it is in
+// neither (deleted, or bound to another node).
+func (r *SandboxReconciler) fetch(ctx context.Context, key types.NamespacedName) (*dsv1alpha1.Sandbox, error) {
+	for _, reader := range []client.Reader{r.Client, r.Unbound} {
+		sbx := &dsv1alpha1.Sandbox{}
+		err := reader.Get(ctx, key, sbx)
+		if err == nil {
+			return sbx, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// cleanedUp tells whether the Sandbox has let go of its finalizer: its status is no longer this agent's.
+func cleanedUp(sbx *dsv1alpha1.Sandbox) bool {
+	return !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
+}
+
+// reconcileNormal converges the Sandbox one step after another; a step that has to wait, or that settles
+// the Sandbox, ends the pass. Every step is idempotent, so a pass cut short anywhere is simply run again.
+func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
+	s := newScope(sbx)
+	var err error
+	for _, run := range []step{
+		r.observe, r.resolveSpec, r.ensureTopology, r.releaseSecretFiles, r.removeFailedStart, r.holdSettled, r.followPrimary, r.trackStartup,
+		r.checkNames, r.checkContainment, r.ensureImages, r.ensureSecretFiles, r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
+	} {
+		var stop bool
+		stepCtx, cancel := s.bound(ctx) // a step of a start gets only the time left before its deadline
+		stop, err = run(stepCtx, s)
+		cancel()
+		if stop || err != nil {
+			break
+		}
+	}
+	err = r.enforceStartupDeadline(ctx, s, err)
+	r.summarize(s)
+	if err != nil {
+		return ctrl.Result{}, err // backoff decides when to look again
+	}
+	return ctrl.Result{RequeueAfter: s.recheck}, nil
+}

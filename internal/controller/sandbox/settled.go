@@ -1,0 +1,210 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/status"
+)
+
+const sessionDeadlineMessage = "the session reached activeDeadlineSeconds and was stopped"
+
+// holdSettled keeps a settled topology as it ended: a finished run, a session stopped at its deadline or a
+// poisoned topology is never restarted, only kept stopped (the workspace holder stays up) until a spec
+// change rolls it or the Sandbox goes. A finished run is deleted ttlSecondsAfterFinished after it ended.
+func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, error) {
+	st := &s.sbx.Status
+	switch {
+	case isPoisoned(s.sbx):
+		c := meta.FindStatusCondition(st.Conditions, dsv1alpha1.ConditionTopologyPoisoned)
+		s.stalled(dsv1alpha1.SandboxFailed, c.Reason, "%s", c.Message)
+	case st.Result != nil:
+		runOutcome(s)
+	case st.FinishTime != nil:
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonDeadlineExceeded, sessionDeadlineMessage)
+	default:
+		return false, nil
+	}
+	// Nothing of a settled topology starts again: a start that failed before its deadline (a service never
+	// ready, say) lets go of the wakeup it asked for at it, or the Sandbox is woken at rest.
+	r.Wake.Cancel(s.key())
+	if err := r.stopTopology(ctx, s); err != nil {
+		return true, err
+	}
+	if err := r.keepHolder(ctx, s); err != nil {
+		return true, err
+	}
+	markServicesStopped(s)
+	if st.Result != nil {
+		return r.expire(ctx, s)
+	}
+	return true, nil
+}
+
+// Settling decisions (poisoned, finished) only record themselves and end the pass; what follows from them
+// (stopping the topology, expiring) is done by holdSettled in the pass that reads them back, so that
+// nothing is ever stopped on a decision whose status write was lost.
+
+// poison marks the topology failed for good. Nothing repairs it but a spec change (which rolls it) or a new
+// Sandbox; it is stopped, its workspace kept.
+func (r *SandboxReconciler) poison(ctx context.Context, s *scope, reason, format string, args ...any) (bool, error) {
+	msg := fmt.Sprintf(format, args...)
+	status.Set(s.sbx, dsv1alpha1.ConditionTopologyPoisoned, true, reason, msg)
+	s.stalled(dsv1alpha1.SandboxFailed, reason, "%s", msg)
+	ctrl.LoggerFrom(ctx).Info("Topology poisoned", "reason", reason, "detail", msg)
+	r.event(s.sbx, true, EventPoisoned, "Poison", "%s; the topology is stopped, the workspace kept", msg)
+	return true, nil
+}
+
+// finishRun records how a run's primary ended, with the tail of its output.
+func (r *SandboxReconciler) finishRun(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
+	code := int32(c.ExitCode)
+	res := &dsv1alpha1.RunResult{ExitCode: &code, Reason: runReason(s, c)}
+	tail, err := r.Driver.LogTail(ctx, c.Name, dsv1alpha1.MaxOutputTailBytes)
+	if err != nil {
+		return s.fail(dsv1alpha1.ReasonRunning, "reading the run's output", err)
+	}
+	res.OutputTail, res.TruncatedBytes = outputTail(tail)
+	return r.settleRun(s, res, c.FinishedAt), nil
+}
+
+// loseRun records a run whose primary container vanished before the agent saw it end.
+func (r *SandboxReconciler) loseRun(s *scope) (bool, error) {
+	return r.settleRun(s, &dsv1alpha1.RunResult{Reason: dsv1alpha1.ReasonLost}, time.Now()), nil
+}
+
+func (r *SandboxReconciler) settleRun(s *scope, res *dsv1alpha1.RunResult, finished time.Time) bool {
+	s.sbx.Status.Result = res
+	s.sbx.Status.FinishTime = &metav1.Time{Time: finished}
+	for i := range s.sbx.Status.Services {
+		s.sbx.Status.Services[i].Message = "stopped: the run finished"
+	}
+	runOutcome(s)
+	r.event(s.sbx, res.Reason != dsv1alpha1.ReasonCompleted, runEvent(res), "Finish", "%s", describeRun(res))
+	return true
+}
+
+// runReason says how a run ended, from what Docker recorded (so a restarted agent says the same).
+func runReason(s *scope, c dd.ContainerInfo) string {
+	switch at, ok := deadline(s, c); {
+	case c.OOMKilled:
+		return dsv1alpha1.ReasonOOMKilled
+	case ok && !c.FinishedAt.Before(at):
+		return dsv1alpha1.ReasonDeadlineExceeded
+	case c.ExitCode == 0:
+		return dsv1alpha1.ReasonCompleted
+	}
+	return dsv1alpha1.ReasonError
+}
+
+func runOutcome(s *scope) {
+	res := s.sbx.Status.Result
+	if res.Reason == dsv1alpha1.ReasonCompleted {
+		s.ready(dsv1alpha1.SandboxSucceeded, dsv1alpha1.ReasonCompleted, "%s", describeRun(res))
+		return
+	}
+	s.stalled(dsv1alpha1.SandboxFailed, res.Reason, "%s", describeRun(res))
+}
+
+func runEvent(res *dsv1alpha1.RunResult) string {
+	if res.Reason == dsv1alpha1.ReasonCompleted {
+		return EventRunSucceeded
+	}
+	return EventRunFailed
+}
+
+func describeRun(res *dsv1alpha1.RunResult) string {
+	switch res.Reason {
+	case dsv1alpha1.ReasonDeadlineExceeded:
+		return "the command ran past activeDeadlineSeconds and was killed"
+	case dsv1alpha1.ReasonOOMKilled:
+		return "the command was killed by its memory limit"
+	case dsv1alpha1.ReasonLost:
+		return "the primary container vanished; the command's outcome is unknown"
+	}
+	return fmt.Sprintf("the command exited with code %d", *res.ExitCode)
+}
+
+// outputTail makes a log tail a string the API accepts: a character cut in half at the start is dropped
+// (and counted as cut), and bytes that are not UTF-8 are replaced.
+func outputTail(t dd.LogTail) (string, int64) {
+	data, cut := t.Data, t.Cut
+	for i := 0; i < utf8.UTFMax-1 && len(data) > 0 && !utf8.RuneStart(data[0]); i++ {
+		data, cut = data[1:], cut+1
+	}
+	return strings.ToValidUTF8(string(data), "\uFFFD"), cut
+}
+
+// expire deletes a finished run ttlSecondsAfterFinished after it ended.
+func (r *SandboxReconciler) expire(ctx context.Context, s *scope) (bool, error) {
+	ttl := s.sbx.Spec.TTLSecondsAfterFinished
+	if ttl == nil {
+		return true, nil
+	}
+	if left := time.Until(s.sbx.Status.FinishTime.Add(time.Duration(*ttl) * time.Second)); left > 0 {
+		s.after(left)
+		return true, nil
+	}
+	uid := s.sbx.UID
+	if err := r.Delete(ctx, s.sbx, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return true, err
+	}
+	r.event(s.sbx, false, EventExpired, "Delete", "deleted %ds after the run finished (ttlSecondsAfterFinished)", *ttl)
+	return true, nil
+}
+
+// stopTopology stops every primary and service container that still runs, leaving the holder up.
+func (r *SandboxReconciler) stopTopology(ctx context.Context, s *scope) error {
+	for _, c := range removalOrder(s.containers, s.sbx.Spec.Services) {
+		if _, role, _ := dd.OwnerFromLabels(c.Labels); (role == dsv1alpha1.RolePrimary || role == dsv1alpha1.RoleService) && alive(c) {
+			if err := r.Driver.StopContainer(ctx, c.Name, r.Options.StopGrace); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// markServicesStopped says of each service that was Ready or on its way when its topology settled that it is
+// stopped now, so that no status claims a service Ready whose container the topology's end stopped (or a
+// Docker restart did). The one that failed keeps saying so.
+func markServicesStopped(s *scope) {
+	for i := range s.sbx.Status.Services {
+		st := &s.sbx.Status.Services[i]
+		if st.State != dsv1alpha1.ServiceFailed && st.State != dsv1alpha1.ServiceStopped {
+			st.State, st.Message = dsv1alpha1.ServiceStopped, "stopped with the topology, which is settled"
+		}
+	}
+}
+
+// keepHolder starts a settled topology's workspace holder again when it stopped without the agent stopping
+// it (Docker restarted, say): a settled topology keeps its workspace held for a Checkpoint, and the Event says
+// that the files no running container held are gone.
+func (r *SandboxReconciler) keepHolder(ctx context.Context, s *scope) error {
+	holder := s.containers[s.holderName()]
+	if !holder.Exists || alive(holder) {
+		return nil
+	}
+	if err := r.Driver.StartContainer(ctx, holder.Name); err != nil {
+		return err
+	}
+	r.event(s.sbx, true, EventHolderRestarted, "Start", "the workspace holder had stopped and was started again; files not held by a running container were lost")
+	return nil
+}
+
+// alive: the container's processes exist (running or frozen). ended: it ran and no longer does.
+func alive(c dd.ContainerInfo) bool {
+	return c.State == dd.StateRunning || c.State == dd.StatePaused || c.State == dd.StateRestarting
+}
+
+func ended(c dd.ContainerInfo) bool { return c.Exists && !c.StartedAt.IsZero() && !alive(c) }

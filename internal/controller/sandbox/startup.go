@@ -1,0 +1,129 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/status"
+)
+
+// EventStartupFailed: the startup deadline passed; what the start built is removed.
+const EventStartupFailed = "StartupFailed"
+
+// startupTimeouts names, for what a start was doing when its deadline passed (the reason of the pass's
+// outcome), the phase that was slow. Anything else (a missing Secret, Docker unavailable, no free subnet, ...)
+// keeps its own reason: it says already what the start was stuck on.
+var startupTimeouts = map[string]string{
+	dsv1alpha1.ReasonImagePulling:           dsv1alpha1.ReasonImagePullTimeout,
+	dsv1alpha1.ReasonImagePullFailed:        dsv1alpha1.ReasonImagePullTimeout,
+	dsv1alpha1.ReasonWorkspaceFailed:        dsv1alpha1.ReasonWorkspaceTimeout,
+	dsv1alpha1.ReasonRestoring:              dsv1alpha1.ReasonRestoreTimeout,
+	dsv1alpha1.ReasonRestoreFailed:          dsv1alpha1.ReasonRestoreTimeout,
+	dsv1alpha1.ReasonNetworkFailed:          dsv1alpha1.ReasonNetworkTimeout,
+	dsv1alpha1.ReasonWaitingForServices:     dsv1alpha1.ReasonServiceNotReady,
+	dsv1alpha1.ReasonServiceStartFailed:     dsv1alpha1.ReasonServiceNotReady,
+	dsv1alpha1.ReasonServiceReadinessFailed: dsv1alpha1.ReasonServiceNotReady,
+	dsv1alpha1.ReasonImageFailed:            dsv1alpha1.ReasonImagePullTimeout,
+	dsv1alpha1.ReasonStartFailed:            dsv1alpha1.ReasonStartTimeout,
+	dsv1alpha1.ReasonCreating:               dsv1alpha1.ReasonStartTimeout,
+	dsv1alpha1.ReasonRollingTopology:        dsv1alpha1.ReasonStartTimeout,
+}
+
+// trackStartup starts the clock of the current topology generation's start (status.startup) and, while
+// the start goes on, sets its deadline: the steps after it get only the time left (scope.bound), and a
+// wakeup comes at the deadline whatever else happens.
+func (r *SandboxReconciler) trackStartup(_ context.Context, s *scope) (bool, error) {
+	st := &s.sbx.Status
+	if s.started() {
+		r.Wake.Cancel(s.key()) // a start that is over needs no pass at its deadline
+		return false, nil
+	}
+	if st.Startup == nil || st.Startup.TopologyGeneration != st.TopologyGeneration {
+		// Microseconds, as the API server keeps them, so that every pass computes the same deadline.
+		st.Startup = &dsv1alpha1.StartupStatus{TopologyGeneration: st.TopologyGeneration, StartTime: metav1.NewMicroTime(time.Now().Truncate(time.Microsecond))}
+	}
+	s.startupDeadline = st.Startup.StartTime.Add(startupDeadline(s.sbx))
+	if !time.Now().Before(s.startupDeadline) {
+		// Every Docker call would be cut at once: the start stands where the last pass left it.
+		s.outcome = lastOutcome(s.sbx)
+		return true, nil
+	}
+	r.Wake.At(s.key(), s.startupDeadline)
+	return false, nil
+}
+
+// lastOutcome is the outcome the last pass recorded.
+func lastOutcome(sbx *dsv1alpha1.Sandbox) outcome {
+	o := outcome{phase: sbx.Status.Phase}
+	if c := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionReady); c != nil {
+		o.reason, o.message = c.Reason, c.Message
+	}
+	o.stalled = meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionStalled)
+	return o
+}
+
+// started tells whether the start is over: the primary has started. Docker's word counts too, for a pass
+// that follows one whose status write was lost.
+func (s *scope) started() bool {
+	c := s.containers[s.primaryName()]
+	return s.sbx.Status.StartTime != nil || (c.Exists && !c.StartedAt.IsZero())
+}
+
+func startupDeadline(sbx *dsv1alpha1.Sandbox) time.Duration {
+	secs := sbx.Spec.StartupDeadlineSeconds
+	if secs <= 0 {
+		secs = dsv1alpha1.DefaultStartupDeadlineSeconds
+	}
+	return time.Duration(secs) * time.Second
+}
+
+// bound gives a step of a start that is going on only the time left before the startup deadline, so that
+// no Docker call of the start outlasts it.
+func (s *scope) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.startupDeadline.IsZero() || s.started() {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, s.startupDeadline)
+}
+
+// enforceStartupDeadline ends, at the end of a pass, a start that is past its deadline: the topology is
+// poisoned with a reason naming the phase that was slow, and the next pass removes what the start built
+// (removeFailedStart). A refusal the start was already Stalled on keeps its own reason. The pass's error,
+// if any, is superseded: nothing is retried once the start has failed.
+func (r *SandboxReconciler) enforceStartupDeadline(ctx context.Context, s *scope, err error) error {
+	if s.startupDeadline.IsZero() || s.started() || isSettled(s.sbx) || time.Now().Before(s.startupDeadline) {
+		return err
+	}
+	reason, ok := startupTimeouts[s.outcome.reason]
+	if s.outcome.stalled || !ok {
+		reason = s.outcome.reason
+	}
+	msg := fmt.Sprintf("the start did not finish within startupDeadlineSeconds (%s): %s", startupDeadline(s.sbx), s.outcome.message)
+	status.Set(s.sbx, dsv1alpha1.ConditionTopologyPoisoned, true, reason, msg)
+	s.stalled(dsv1alpha1.SandboxFailed, reason, "%s", msg)
+	ctrl.LoggerFrom(ctx).Info("Startup deadline passed", "reason", reason, "detail", s.outcome.message)
+	r.event(s.sbx, true, EventStartupFailed, "Fail", "%s; what the start built is removed, the workspace kept", msg)
+	return nil
+}
+
+// removeFailedStart removes the containers and network of a topology poisoned before its primary ever ran
+// (the startup deadline passed, or a service failed on the way): nothing of it ran that is worth keeping
+// stopped, and its network holds address space. The workspace and its holder stay. A topology poisoned
+// after its primary ran is only stopped (holdSettled).
+func (r *SandboxReconciler) removeFailedStart(ctx context.Context, s *scope) (bool, error) {
+	if !isPoisoned(s.sbx) || s.started() {
+		return false, nil
+	}
+	if err := r.removeTopology(ctx, s, 0); err != nil {
+		return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing what the failed start built", err)
+	}
+	s.sbx.Status.NetworkID = ""
+	r.releaseSubnet(string(s.sbx.UID)) // no network of the Sandbox is left to hold it
+	return false, nil
+}
