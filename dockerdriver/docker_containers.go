@@ -209,7 +209,7 @@ func containerInfo(c container.InspectResponse) ContainerInfo {
 		}
 	}
 	if c.Config != nil {
-		info.Image, info.Labels = c.Config.Image, c.Config.Labels
+		info.Image, info.Labels, info.User = c.Config.Image, c.Config.Labels, c.Config.User
 	}
 	if c.NetworkSettings != nil && info.Network != "" {
 		if ep := c.NetworkSettings.Networks[info.Network]; ep != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
@@ -23,6 +24,9 @@ func (d *Docker) classify(err error, phase Phase, object string) error {
 		cerrdefs.IsFailedPrecondition(err):
 		// 409 and 403: a name, an address range or the object's state stands in the way.
 		return NewError(KindConflict, phase, object, "Docker refused it in the current state")
+	case strings.Contains(err.Error(), "no space left on device"):
+		// A copy into a full file system: the daemon reports the kernel's ENOSPC only in its text.
+		return NewError(KindNoSpace, phase, object, "the file system is full")
 	case cerrdefs.IsInvalidArgument(err):
 		return NewError(KindInvalidSpec, phase, object, "Docker refused the request as invalid")
 	default:

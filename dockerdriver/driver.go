@@ -82,6 +82,17 @@ type Driver interface {
 	CopyFrom(ctx context.Context, name, path string) (io.ReadCloser, error)
 	// CopyTo extracts a tar archive into the directory dir of the container.
 	CopyTo(ctx context.Context, name, dir string, tar io.Reader) error
+	// CopyToAsUser extracts a tar archive into the directory dir of the container, every entry owned by the
+	// container's user whatever the archive says.
+	CopyToAsUser(ctx context.Context, name, dir string, tar io.Reader) error
+	// StatPath reports what is at path in the container (see PathStat); missing is NotFound.
+	StatPath(ctx context.Context, name, path string) (PathStat, error)
+	// RenamePath renames from to to in the running container as its user, replacing a file at to and never
+	// moving into a directory there; the image must have mv (InvalidSpec otherwise).
+	RenamePath(ctx context.Context, name, from, to string) error
+	// RemovePath removes path (recursively with recursive) in the running container as its user; missing is
+	// not an error. The image must have rm (InvalidSpec otherwise).
+	RemovePath(ctx context.Context, name, path string, recursive bool) error
 
 	// LogTail returns the last maxBytes of the container's combined output and how many bytes were cut.
 	LogTail(ctx context.Context, name string, maxBytes int) (LogTail, error)

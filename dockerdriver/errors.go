@@ -20,6 +20,8 @@ const (
 	KindUnavailable Kind = "Unavailable"
 	// KindUncertain: the call may or may not have taken effect; observe before acting again.
 	KindUncertain Kind = "Uncertain"
+	// KindNoSpace: the file system a copy wrote to is full; what was written so far may be there.
+	KindNoSpace Kind = "NoSpace"
 )
 
 // Phase names the step that failed, so conditions can say which one without Docker's text.
@@ -93,3 +95,4 @@ func IsConflict(err error) bool    { return KindOf(err) == KindConflict }
 func IsInvalidSpec(err error) bool { return KindOf(err) == KindInvalidSpec }
 func IsUnavailable(err error) bool { return KindOf(err) == KindUnavailable }
 func IsUncertain(err error) bool   { return KindOf(err) == KindUncertain }
+func IsNoSpace(err error) bool     { return KindOf(err) == KindNoSpace }

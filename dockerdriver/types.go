@@ -172,6 +172,7 @@ type ContainerInfo struct {
 	Health     string    // always "" here: image health checks are disabled
 	Network    string    // the Dockside network it is attached to, "" for none
 	IP         string    // its address on that network while running
+	User       string    // the uid[:gid] it runs as (see RunAs)
 	Labels     map[string]string
 }
 

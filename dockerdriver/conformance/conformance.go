@@ -67,6 +67,11 @@ func Behaviours() []Behaviour {
 			{"stream exec: a stream cut before the command ends is Uncertain and the container runs on", streamExecCut},
 			{"stream exec: in a paused or stopped container it is a Conflict; without a command InvalidSpec", streamExecRefused},
 			{"events: a killed container's die event carries its owner and exit code", dieEvent},
+			{"paths: a stat reports a file's size and mode, a directory as one, and a missing path as NotFound", statPath},
+			{"paths: a rename replaces the file at its target and never moves into a directory there", renamePath},
+			{"paths: a remove of a directory needs recursive, and of a missing path is no error", removePath},
+			{"paths: in a paused container stat and copy work, rename and remove are a Conflict", pathsPaused},
+			{"paths: a copy into a full volume is NoSpace and leaves what it wrote", copyIntoFullVolume},
 		},
 	)
 }

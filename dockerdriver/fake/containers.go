@@ -83,6 +83,7 @@ func (f *Driver) EnsureContainer(ctx context.Context, spec dd.ContainerSpec) (dd
 		c := &container{spec: spec, rootfs: map[string]entry{}, info: dd.ContainerInfo{
 			Exists: true, ID: fmt.Sprintf("ctr%04d", f.nextID), Name: spec.Name, Image: spec.Image,
 			ImageID: f.images[spec.Image].ID, State: dd.StateCreated, Network: spec.Network.Name, Labels: want,
+			User: dd.RunAs(spec, f.images[spec.Image].User),
 		}}
 		f.containers[spec.Name] = c
 		return c.snapshot(), nil

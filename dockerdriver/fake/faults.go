@@ -36,6 +36,10 @@ const (
 	OpStreamExec       Op = "StreamExec"
 	OpCopyFrom         Op = "CopyFrom"
 	OpCopyTo           Op = "CopyTo"
+	OpCopyToAsUser     Op = "CopyToAsUser"
+	OpStatPath         Op = "StatPath"
+	OpRenamePath       Op = "RenamePath"
+	OpRemovePath       Op = "RemovePath"
 	OpLogTail          Op = "LogTail"
 )
 
@@ -49,7 +53,8 @@ var phases = map[Op]dd.Phase{
 	OpStartContainer: dd.PhaseStart, OpObserveContainer: dd.PhaseObserve, OpStopContainer: dd.PhaseStop,
 	OpRemoveContainer: dd.PhaseRemove, OpListContainers: dd.PhaseObserve, OpPauseContainer: dd.PhasePause,
 	OpUnpauseContainer: dd.PhasePause, OpExec: dd.PhaseExec, OpStreamExec: dd.PhaseExec, OpCopyFrom: dd.PhaseCopy, OpCopyTo: dd.PhaseCopy,
-	OpLogTail: dd.PhaseObserve,
+	OpLogTail: dd.PhaseObserve, OpCopyToAsUser: dd.PhaseCopy, OpStatPath: dd.PhaseCopy, OpRenamePath: dd.PhaseExec,
+	OpRemovePath: dd.PhaseExec,
 }
 
 type faultMode int

@@ -202,6 +202,31 @@ func (d *instrumented) CopyTo(ctx context.Context, name, dir string, tar io.Read
 	})
 }
 
+func (d *instrumented) CopyToAsUser(ctx context.Context, name, dir string, tar io.Reader) error {
+	unbounded := &instrumented{next: d.next}
+	return measureErr(unbounded, ctx, "CopyToAsUser", dd.PhaseCopy, 0, func(ctx context.Context) error {
+		return d.next.CopyToAsUser(ctx, name, dir, tar)
+	})
+}
+
+func (d *instrumented) StatPath(ctx context.Context, name, path string) (dd.PathStat, error) {
+	return measure(d, ctx, "StatPath", dd.PhaseCopy, 0, func(ctx context.Context) (dd.PathStat, error) {
+		return d.next.StatPath(ctx, name, path)
+	})
+}
+
+func (d *instrumented) RenamePath(ctx context.Context, name, from, to string) error {
+	return measureErr(d, ctx, "RenamePath", dd.PhaseExec, dd.PathCommandTimeout, func(ctx context.Context) error {
+		return d.next.RenamePath(ctx, name, from, to)
+	})
+}
+
+func (d *instrumented) RemovePath(ctx context.Context, name, path string, recursive bool) error {
+	return measureErr(d, ctx, "RemovePath", dd.PhaseExec, dd.PathCommandTimeout, func(ctx context.Context) error {
+		return d.next.RemovePath(ctx, name, path, recursive)
+	})
+}
+
 func (d *instrumented) LogTail(ctx context.Context, name string, maxBytes int) (dd.LogTail, error) {
 	return measure(d, ctx, "LogTail", dd.PhaseObserve, 0, func(ctx context.Context) (dd.LogTail, error) {
 		return d.next.LogTail(ctx, name, maxBytes)
