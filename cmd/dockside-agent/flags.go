@@ -1,0 +1,83 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/agent"
+)
+
+// settings is what the agent's flags set.
+type settings struct {
+	opts          agent.Options
+	dockerHost    string
+	metricsSecure bool
+	zap           zap.Options
+}
+
+// bindFlags registers every flag of the agent on fs, so that main and the test of docs/agent.md see one set.
+func bindFlags(fs *flag.FlagSet, s *settings) {
+	fs.StringVar(&s.opts.Node, "node-name", strings.ToLower(hostname()), "name of this agent's node: it acts on Sandboxes with this spec.nodeName and labels its Docker objects with it")
+	fs.StringVar(&s.dockerHost, "docker-host", "", "Docker daemon to drive (default $DOCKER_HOST, else the local socket)")
+	fs.StringVar(&s.opts.MetricsBindAddress, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint, e.g. :8443; \"0\" disables it, so that several agents on one machine never collide")
+	fs.BoolVar(&s.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers that the API server authenticates and authorizes (the ClusterRole dockside-metrics-reader); false serves plain HTTP to anyone, allowed only on a loopback address such as 127.0.0.1:8080")
+	fs.StringVar(&s.opts.MetricsCertDir, "metrics-cert-path", "", "folder of the metrics endpoint's certificate and key, reloaded when they change; \"\" makes a self-signed one at start")
+	fs.StringVar(&s.opts.MetricsCertName, "metrics-cert-name", "tls.crt", "file name of the metrics certificate in --metrics-cert-path")
+	fs.StringVar(&s.opts.MetricsKeyName, "metrics-cert-key", "tls.key", "file name of the metrics key in --metrics-cert-path")
+	fs.StringVar(&s.opts.HealthProbeBindAddress, "health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:9465; \"0\" disables it")
+	fs.IntVar(&s.opts.Capacity, "capacity", agent.DefaultCapacity, "most Sandboxes this node holds; each counts until it is deleted (a finished run too: it keeps its workspace)")
+	fs.Func("allocatable-memory", "most memory the Sandboxes of this node hold in all, their memory limits and workspaces (e.g. 20Gi); default: the host's memory less a tenth of it, at least 1Gi", func(v string) error {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("not a quantity of bytes like 20Gi: %w", err)
+		}
+		if q.Sign() <= 0 {
+			return fmt.Errorf("must be more than 0, not %s", v)
+		}
+		s.opts.AllocatableMemory = q.Value()
+		return nil
+	})
+	fs.BoolVar(&s.opts.RequireDigest, "require-digest", false, "run only images pinned by digest (name@sha256:...)")
+	fs.BoolVar(&s.opts.AllowNoSeccomp, "allow-no-seccomp", false, "run even when the Docker daemon applies no seccomp profile (sandboxes can then make every system call of the host's kernel); without it the agent refuses to start on such a daemon")
+	fs.BoolVar(&s.opts.AllowRoot, "allow-root", false, "run the containers of Sandboxes and SandboxServices that ask for it (runAsRoot: true) as root, still without capabilities; without it they fail with reason RootNotAllowed")
+	fs.StringVar(&s.opts.HolderImage, "holder-image", agent.DefaultHolderImage, "image of the container that keeps each workspace alive; it must be present on the Docker host")
+	fs.BoolVar(&s.opts.LeaderElection, "leader-elect", true, "hold the Lease dockside-agent-<node-name>, so that two agents never act for one node")
+	fs.StringVar(&s.opts.LeaseNamespace, "lease-namespace", agent.DefaultLeaseNamespace, "namespace of the node's Lease")
+	fs.DurationVar(&s.opts.NodeLostAfter, "node-lost-after", agent.DefaultNodeLostAfter, "how long another node's Lease may go unrenewed before its Sandboxes are marked NodeLost (Ready Unknown); longer than the Lease's duration (15s). One live agent writes it: the one whose node name sorts first")
+	fs.StringVar(&s.opts.CheckpointDir, "checkpoint-dir", agent.DefaultCheckpointDir, "folder of the node's Checkpoint archives (kept in <dir>/<node-name>); it must be writable; \"\" turns Checkpoints and restores off")
+	fs.Int64Var(&s.opts.CheckpointStoreBytes, "checkpoint-store-bytes", agent.DefaultCheckpointStoreBytes, "most bytes the node's Checkpoint archives, and captures under way, take on disk; a Checkpoint that could pass it fails with reason StoreFull; 0 takes the default, and there is no unlimited setting")
+	fs.Int64Var(&s.opts.CheckpointBytesPerNamespace, "checkpoint-bytes-per-namespace", 0, "most bytes the Checkpoint archives of one namespace, and its captures under way, take in this node's store; a Checkpoint that would pass it fails with reason NamespaceCheckpointQuotaExceeded; 0 sets no cap (--checkpoint-store-bytes still bounds them all)")
+	fs.StringVar(&s.opts.CheckpointRegistry, "checkpoint-registry", "", "OCI registry repository, host[:port]/path, that Checkpoint archives are pushed to and pulled from, so that a Checkpoint restores on any node and outlives the node that took it; \"\" keeps archives on their node (docs/architecture.md, \"Checkpoints\")")
+	fs.StringVar(&s.opts.CheckpointRegistrySecret, "checkpoint-registry-secret", "", "namespace/name of a kubernetes.io/dockerconfigjson Secret with the checkpoint registry's credentials, read at startup; \"\" talks to the registry anonymously")
+	fs.BoolVar(&s.opts.CheckpointRegistryPlainHTTP, "checkpoint-registry-plain-http", false, "talk plain HTTP to the checkpoint registry; only allowed to an address in 127.0.0.0/8")
+	fs.IntVar(&s.opts.MaxExecOutputBytes, "max-exec-output-bytes", dsv1alpha1.MaxExecutionOutputBytes, "node-wide ceiling of an Execution's maxOutputBytes, per stream (at most 262144)")
+	fs.StringVar(&s.opts.TopologyPool, "topology-pool", agent.DefaultTopologyPool, "IPv4 range from which the networks of Sandboxes with services get their /28 subnets (4096 in a /16); agents sharing one Docker daemon are best given disjoint ranges")
+	fs.DurationVar(&s.opts.SweepPeriod, "sweep-period", time.Minute, "how often Docker is looked over for orphans and missed events")
+	fs.IntVar(&s.opts.EgressProxyPort, "egress-proxy-port", agent.DefaultEgressProxyPort, "port of the egress proxy served on the gateway of each Isolated bridge, the only way out of one (docs/egress.md); 0 serves none, and Isolated Sandboxes then reach nothing outside")
+	fs.Func("egress-permit", "an address range (CIDR) the egress proxy may connect to although it is private, loopback, link-local or this host's own, e.g. an internal package mirror's; repeat for more", func(v string) error {
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			return fmt.Errorf("not a CIDR range: %w", err)
+		}
+		s.opts.EgressPermit = append(s.opts.EgressPermit, p.Masked())
+		return nil
+	})
+	fs.BoolVar(&s.opts.HostFirewall, "host-firewall", true, "install the nftables table that drops what Dockside's bridges send to this host, except connections to the egress proxy (needs CAP_NET_ADMIN; without it the agent warns loudly and goes on)")
+	// --kubeconfig: $KUBECONFIG, then ~/.kube/config, then in-cluster (controller-runtime reads it in GetConfig).
+	config.RegisterFlags(fs)
+	s.zap.BindFlags(fs)
+}
+
+func hostname() string {
+	name, _ := os.Hostname()
+	return name
+}
