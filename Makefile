@@ -19,7 +19,7 @@ NODE ?= $(shell hostname)
 # Extra flags for make run's agent, e.g. AGENT_FLAGS="--host-firewall=false --capacity=20".
 AGENT_FLAGS ?=
 
-.PHONY: help all build manifests generate fmt vet lint check-docker test test-unit test-integration test-e2e run stop images test-images bench clean controlplane
+.PHONY: help all build manifests generate fmt vet lint check-docker test test-unit test-integration test-e2e run stop images test-images bench perfdoc clean controlplane
 # help comes first so that it lists itself first; plain `make` still builds.
 .DEFAULT_GOAL := all
 
@@ -81,8 +81,11 @@ run: check-docker controlplane images build ## Local control plane + the agent o
 stop: ## Stop what `make run` started, from another terminal.
 	@go run ./cmd/dockside-dev stop -pid-file .local/run.pids
 
-bench: check-docker controlplane images build ## Benchmarks against plain Docker; prints a table and writes bench-results.json.
-	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" DOCKSIDE_PYTHON="$(PYTHON)" go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/bench/...
+bench: check-docker controlplane images build ## Benchmarks against plain Docker; prints a table and writes docs/bench-results.json.
+	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" DOCKSIDE_PYTHON="$(PYTHON)" BENCH_RESULTS="$(CURDIR)/docs/bench-results.json" go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/bench/...
+
+perfdoc: ## Rewrite the results table of docs/performance.md from docs/bench-results.json (after make bench).
+	go run ./hack/perfdoc
 
 clean: ## Remove built binaries, local state, and this node's sandboxes in Docker (keeps the control plane build).
 	rm -rf bin/dockside-* .local

@@ -6,8 +6,8 @@
 // three nodes against one, and whether a thousand create/delete cycles under an agent killed at random leak or
 // duplicate anything in Docker. Each figure sits next to a baseline measured in the same run where there is one.
 //
-// Run it with `make bench`: it prints one Markdown table and writes the same figures, with the machine, to
-// bench-results.json at the repository root. These are benchmarks, not timed tests: they never fail on a
+// Run it with `make bench`: it prints one Markdown table and writes the same figures, with the machine and the
+// commit, to docs/bench-results.json, from which `make perfdoc` makes docs/performance.md. These are benchmarks, not timed tests: they never fail on a
 // number, only when the thing under test breaks (a Sandbox that never comes Ready, a restore that loses
 // bytes, anything left behind in Docker).
 package bench
@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dockside-dev/dockside/internal/benchreport"
 	"github.com/dockside-dev/dockside/test/dockercli"
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -91,10 +93,10 @@ func benchmark(m *testing.M) int {
 	host.LoadAvgEnd = loadAverage()
 	fmt.Printf("\nDockside benchmarks, node %s: %d CPUs, %.0f MiB, Docker %s, load average %s at the start and %s at the end\n\n",
 		runNode, host.CPUs, host.MemoryMiB, host.Docker, host.LoadAvgStart, host.LoadAvgEnd)
-	writeTable(os.Stdout, results.groups)
+	benchreport.WriteTable(os.Stdout, results.groups)
 	path := resultsPath()
-	if err := writeJSON(path, report{
-		Command: "make bench", Started: started, Seconds: time.Since(started).Seconds(),
+	if err := benchreport.Write(path, benchreport.Report{
+		Command: "make bench", Commit: gitCommit(), Started: started, Seconds: time.Since(started).Seconds(),
 		Machine: host, Failures: failures, Groups: results.groups,
 	}); err != nil {
 		failures = append(failures, err.Error())
@@ -163,7 +165,8 @@ func checkNothingLeft(node string) error {
 	return errors.Join(fmt.Errorf("labelled Docker objects left behind by node %s: %v", node, left), removeLabelled(node))
 }
 
-// resultsPath is bench-results.json at the repository root, or $BENCH_RESULTS.
+// resultsPath is $BENCH_RESULTS (make bench: docs/bench-results.json), else bench-results.json at the
+// repository root, which git ignores, so that a run of a few benchmarks never stands in for a full run.
 func resultsPath() string {
 	if p := os.Getenv("BENCH_RESULTS"); p != "" {
 		return p
@@ -172,16 +175,15 @@ func resultsPath() string {
 }
 
 // machine is what the figures were measured on.
-type machine struct {
-	CPUs      int     `json:"cpus"`
-	CPUModel  string  `json:"cpuModel"`
-	MemoryMiB float64 `json:"memoryMiB"`
-	Kernel    string  `json:"kernel"`
-	Docker    string  `json:"docker"`
-	Go        string  `json:"go"`
-	// The machine may be shared: the load averages (1, 5, 15 minutes) say how busy it was.
-	LoadAvgStart string `json:"loadAverageAtStart"`
-	LoadAvgEnd   string `json:"loadAverageAtEnd"`
+type machine = benchreport.Machine
+
+// gitCommit names the tree the run measured: a commit, "-dirty" when the tree had changes.
+func gitCommit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=7").Output()
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func describeMachine() machine {
