@@ -49,17 +49,17 @@ func quotaExample(ns string) *corev1.ResourceQuota {
 	return nil
 }
 
-// exampleOf is the README's example of kind (one per kind, accepted as it is: samples_test.go), named name,
+// exampleOf is docs/api.md's example of kind (one per kind, accepted as it is: samples_test.go), named name,
 // in namespace ns.
 func exampleOf(kind, name, ns string) *unstructured.Unstructured {
 	GinkgoHelper()
-	for _, block := range yamlBlocks(filepath.Join("..", "..", "..", "README.md")) {
+	for _, block := range yamlBlocks(apiDoc) {
 		if obj := fromYAML(block, ns); obj.GetKind() == kind {
 			obj.SetName(name)
 			return obj
 		}
 	}
-	Fail("the README has no example of " + kind)
+	Fail("docs/api.md has no example of " + kind)
 	return nil
 }
 
