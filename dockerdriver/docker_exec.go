@@ -24,7 +24,7 @@ const (
 // Killing only the exec's process tree is not enough: a process can stop its supervisor (SIGSTOP to its
 // parent), double-fork out of the tree onto the container's init, or race a tree walk with new forks. The
 // container's cgroup is the one boundary none of them can leave, and a deadline, a cancel or an uncertain
-// result stops the container anyway; recovery goes through a Checkpoint (docs/architecture.md, "Executions").
+// result stops the container anyway; recovery goes through a Checkpoint (docs/design/executions.md).
 // With req.KeepOnTimeout (readiness probes) the deadline only ends the wait and the container is left
 // alone; the exec's process may go on running, as Docker cannot kill it by itself.
 func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecResult, error) {

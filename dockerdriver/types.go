@@ -44,8 +44,8 @@ type NetworkInfo struct {
 }
 
 // VolumeSpec is a workspace volume: a Docker local volume of type tmpfs with a size limit. Its content lives
-// only while a running container mounts it (hence the holder container: docs/architecture.md, "Why the
-// holder exists").
+// only while a running container mounts it (hence the holder container: docs/design/docker-mapping.md,
+// "Why the holder exists").
 type VolumeSpec struct {
 	Name      string // see Name(owner, RoleWorkspace, "")
 	Owner     Owner
@@ -189,7 +189,7 @@ type ExecRequest struct {
 	// KeepOnTimeout makes Timeout (and ctx ending) only stop the wait: the exec ends as DeadlineExceeded
 	// (or Canceled) and the container is left running. Readiness probes need it: a probe that is slow once,
 	// on a loaded node, is one failed check, and must not kill the service it checks
-	// (docs/architecture.md, "Poisoning and settling"). Docker has no call that kills an exec's process, so
+	// (docs/design/status.md, "Poisoning and settling"). Docker has no call that kills an exec's process, so
 	// the probe's process may go on running in the container, bounded only by the container's own limits
 	// (pids, memory) and ended with it. Executions must never set it: their deadline is the bound untrusted
 	// code cannot escape, and only killing the container enforces it. It cannot be combined with

@@ -55,7 +55,7 @@ type CheckpointStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// nodeName is the node that took and stores the archive. A Sandbox restoring from it runs there, unless the
-	// agents push archives to a checkpoint registry (docs/architecture.md, "Checkpoints in a registry").
+	// agents push archives to a checkpoint registry (docs/design/checkpoints.md, "Checkpoints in a registry").
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	NodeName string `json:"nodeName,omitempty"`

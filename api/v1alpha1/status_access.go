@@ -2,7 +2,7 @@ package v1alpha1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-// The agent writes the status of every kind the same way (docs/architecture.md, "Status discipline"). These
+// The agent writes the status of every kind the same way (docs/design/status.md, "Status discipline"). These
 // accessors let one helper do it for all four: the status to compare before and after a pass, its
 // conditions, and the generation it has observed.
 

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
-// nodeLease is the lock on the node's Lease (docs/architecture.md, "Agent restarts"). An agent that holds its
+// nodeLease is the lock on the node's Lease (docs/design/overview.md, "Agent restarts"). An agent that holds its
 // node's host lock, a file lock under the checkpoint folder that the kernel lets go of when the process dies,
 // is the only agent of that node on this host; it leads under an identity that is the same across its
 // restarts, so that an agent restarted after a crash (SIGKILL, OOM) finds the Lease held by itself and takes

@@ -1,5 +1,5 @@
 // Package checkpointregistry keeps Checkpoint archives in an OCI registry, so that a Checkpoint taken on one
-// node restores on another and outlives the node that took it (docs/architecture.md, "Checkpoints").
+// node restores on another and outlives the node that took it (docs/design/checkpoints.md).
 //
 // Each Checkpoint is one OCI artifact in the agent's repository: a manifest tagged with the Checkpoint's UID
 // whose one layer is the archive (the tar, by its sha256 digest) and whose config is the empty descriptor.

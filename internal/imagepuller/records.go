@@ -16,7 +16,7 @@ import (
 
 // Records remember which credentials brought each image the agent pulled, so that an image one namespace
 // pulled with its credentials is used by another only once that namespace's own credentials were verified
-// for it (docs/architecture.md, "Pull credentials stay in their namespace"). An image is known by the ID
+// for it (docs/design/containment.md, "Pull credentials stay in their namespace"). An image is known by the ID
 // Docker gives it together with the repository it was pulled from: the same content pulled as a private
 // image and present as a local build of another name is the local build there.
 //

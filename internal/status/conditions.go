@@ -1,6 +1,6 @@
 // Package status is how every Dockside reconciler writes status: conditions set the same way, Ready,
 // Reconciling and Stalled always together, and one write per pass guarded by the resourceVersion the pass
-// started from (docs/architecture.md, "Status discipline").
+// started from (docs/design/status.md, "Status discipline").
 package status
 
 import (

@@ -33,7 +33,7 @@ const (
 	// maxTakeover bounds a takeover, from the new process's start to its holding the Lease. An agent that
 	// finds the Lease held by another identity waits a whole Lease duration (15 s) from its first look at it
 	// (client-go counts from when it saw the record, not from the last renewal), so under 10 s, even on a
-	// loaded 2-core machine, is the fast path (docs/architecture.md, "Agent restarts"), not luck.
+	// loaded 2-core machine, is the fast path (docs/design/overview.md, "Agent restarts"), not luck.
 	maxTakeover = 10 * time.Second
 	// leaseAcquired is what client-go's leader election logs (through the agent's logger) once the agent holds
 	// its Lease and starts its reconcilers.

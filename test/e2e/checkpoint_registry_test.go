@@ -14,7 +14,7 @@ import (
 	"github.com/dockside-dev/dockside/test/internal/memregistry"
 )
 
-// A Checkpoint through a registry (docs/architecture.md, "Checkpoints in a registry") on real Docker: taken on
+// A Checkpoint through a registry (docs/design/checkpoints.md, "Checkpoints in a registry") on real Docker: taken on
 // node A, restored on node B while A's agent and daemon are down, so that the bytes can only have come from
 // the registry, then deleted by A once it is back, which takes its artifact out of the registry.
 var _ = Describe("Checkpoints in a registry across a fleet", Label("fleet"), func() {

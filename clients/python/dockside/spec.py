@@ -1,6 +1,6 @@
 """Turns the keyword arguments of Sandbox (close to those of single-host Docker sandbox providers: cpus,
 memory_mb, pids_limit, workspace_mb, network) into a Sandbox object's spec. Arguments left out are left out of
-the spec too, so that the API server's defaults apply (docs/architecture.md; api/v1alpha1)."""
+the spec too, so that the API server's defaults apply (docs/api.md, "Defaults"; api/v1alpha1)."""
 
 from .api import API_VERSION
 

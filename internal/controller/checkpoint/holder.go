@@ -12,7 +12,8 @@ import (
 )
 
 // holderRetry is how soon a capture waiting for its Sandbox's workspace holder looks again: a new session's
-// holder starts on the pass right after the Sandbox came Ready (docs/architecture.md, "Why the holder exists").
+// holder starts on the pass right after the Sandbox came Ready (docs/design/docker-mapping.md, "Why the
+// holder exists").
 const holderRetry = 500 * time.Millisecond
 
 // awaitHolder tells whether the capture must wait because the Sandbox's workspace holder, which it copies the

@@ -9,7 +9,7 @@ import (
 )
 
 // push copies an archive just stored on this node to the agent's checkpoint registry, if it has one, so
-// that the Checkpoint restores on any node and outlives this one (docs/architecture.md, "Checkpoints"). The
+// that the Checkpoint restores on any node and outlives this one (docs/design/checkpoints.md). The
 // bytes are read from the node's store, verified against their digest on the way.
 func (r *CheckpointReconciler) push(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, a archive.Archive) error {
 	if r.Registry == nil {

@@ -65,7 +65,7 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha
 		return nil, err
 	}
 	// Last, the Sandbox is taken from captures: from here until the run has written its outcome no capture
-	// can freeze the primary, so Docker never finds it paused by one (docs/architecture.md, "Executions").
+	// can freeze the primary, so Docker never finds it paused by one (docs/design/executions.md).
 	// A capture holding it now wakes this Execution when it lets go.
 	if capturing, running, ok := r.Freezes.StartRun(live, ex.Name); !ok {
 		if capturing != "" {

@@ -41,7 +41,7 @@ func (o ExecutionOptions) sandboxGrace() time.Duration {
 // No node owns such an Execution, so every agent does this. Each reads the same answer from the API server and
 // writes the same phase, reason and message, guarded by the resourceVersion its pass started from: the first
 // write stands, the others conflict and find the Execution finished on their next pass. The agents' turns are
-// staggered, so that the first usually writes alone (docs/architecture.md, "Executions").
+// staggered, so that the first usually writes alone (docs/design/executions.md).
 type untakenReconciler struct{ *ExecutionReconciler }
 
 func (u untakenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {

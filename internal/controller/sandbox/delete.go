@@ -48,7 +48,7 @@ func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1
 }
 
 // removeOwned removes everything of one Sandbox (found by its UID label) that Docker holds for this node,
-// in the order docs/architecture.md ("Deletion") gives: primaries, services in reverse start order, networks, the workspace holder,
+// in the order docs/design/docker-mapping.md ("Deletion") gives: primaries, services in reverse start order, networks, the workspace holder,
 // volumes. It then lists again, so that only Docker's own word that nothing is left ends it and frees the
 // Sandbox's topology subnet. The sweeper uses it for orphans, whose spec (and so service order) is gone:
 // services is nil then.

@@ -10,7 +10,8 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
-// What a Sandbox holds on its node, as admission counts it (docs/architecture.md, "The Docker mapping"):
+// What a Sandbox holds on its node, as admission counts it (docs/design/docker-mapping.md, "Labels, names
+// and objects"):
 //
 //   - its workspace (a tmpfs volume: memory, kept for the Sandbox's whole life) and its holder's memory limit,
 //     always, and the volume of its secret files when it has any;

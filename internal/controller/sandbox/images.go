@@ -131,7 +131,7 @@ func (r *SandboxReconciler) presentOnly(s *scope, n imageNeed, img dd.ImageInfo,
 
 // verifyCredentials has the registry check the credentials of the Sandbox's namespace for an image the node
 // holds from a pull with other credentials, by pulling it with them: for an image present that fetches its
-// manifest and no layer (docs/architecture.md, "Pull credentials stay in their namespace"). A refusal is
+// manifest and no layer (docs/design/containment.md, "Pull credentials stay in their namespace"). A refusal is
 // Stalled until the imagePullSecret changes; other failures are tried again like any pull's. It returns the
 // outcome to wait with, or stop when the pass ends on a refusal.
 func (r *SandboxReconciler) verifyCredentials(s *scope, n imageNeed, req imagepuller.Request) (*outcome, bool) {

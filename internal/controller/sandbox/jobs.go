@@ -6,7 +6,7 @@ import (
 )
 
 // jobs runs slow Docker work in the background, off the reconcile workers (readiness checks, restores), so
-// that one Sandbox's slow calls hold no worker and delay no other Sandbox's pass (docs/architecture.md
+// that one Sandbox's slow calls hold no worker and delay no other Sandbox's pass (docs/design/status.md
 // "Poisoning and settling"). A key has at most one job running or waiting to be taken, and at most a limit of
 // jobs run at once; the rest wait for a slot. A completed job's result is kept until a pass takes it, once,
 // and its Sandbox is woken for that pass. What jobs hold is in memory only: a restarted agent runs the work

@@ -12,7 +12,7 @@ const HolderMountPath = "/workspace"
 
 // Names are the Docker names of one Sandbox's objects at one topology generation. Per-topology objects (the
 // primary, services, the topology network) carry the generation; the workspace and its holder outlive rolls
-// and so are named at generation 0 (docs/architecture.md, "The Docker mapping"). The Execution and
+// and so are named at generation 0 (docs/design/docker-mapping.md, "Labels, names and objects"). The Execution and
 // Checkpoint reconcilers name the containers they work in through this, never by the rule itself.
 type Names struct {
 	Sandbox    types.NamespacedName

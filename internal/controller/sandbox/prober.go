@@ -17,7 +17,7 @@ const defaultProbeConcurrency = 8
 var errProbeCancelled = errors.New("the readiness check was cancelled")
 
 // prober runs readiness checks in the background (jobs), off the reconcile workers, so that a service whose
-// check hangs up to its timeoutSeconds holds no worker and delays no other Sandbox's pass (docs/architecture.md
+// check hangs up to its timeoutSeconds holds no worker and delays no other Sandbox's pass (docs/design/status.md
 // "Poisoning and settling"). A container has at most one check outstanding or waiting to be taken. It also
 // remembers, per container, the failed checks in a row and when the next check is due. That is the agent's
 // only memory between passes, and losing it on a restart costs at most a few extra checks.

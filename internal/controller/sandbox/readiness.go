@@ -66,7 +66,7 @@ func (r *SandboxReconciler) markReady(s *scope, svc *dsv1alpha1.SandboxService, 
 
 // checkLiveness keeps checking a ready service every period, as Kubernetes does: a check fails by its exit
 // code or by outlasting its timeout, a success resets the count, and only failureThreshold failures in a
-// row poison the topology (a failed service is never repaired, docs/architecture.md "Poisoning and
+// row poison the topology (a failed service is never repaired, docs/design/status.md "Poisoning and
 // settling"). A check never stops the service itself. A frozen (paused) service is not checked. Only
 // services that declare readiness cause these periodic passes; nothing else about an idle Sandbox is polled.
 // As in checkReadiness, the pass only takes a completed check's result or asks for the next check.

@@ -1,7 +1,7 @@
 // Package sandbox holds the Sandbox reconciler: it binds unbound Sandboxes to its node while the node has
 // room and converges the Sandboxes bound there onto the node's Docker daemon, through dockerdriver only. It is
 // the one writer of Sandbox status. Its exported contracts (Names, Verdicts, Freezes, Commands) are what the
-// Execution and Checkpoint reconcilers use of it (docs/architecture.md, "Package layout and dependencies").
+// Execution and Checkpoint reconcilers use of it (docs/design/layout.md).
 package sandbox
 
 import (
@@ -29,7 +29,7 @@ type SandboxOptions struct {
 	Node          string // this agent's node name
 	Capacity      int    // most Sandboxes this node holds (finished runs too, until deleted); at least 1
 	RequireDigest bool   // refuse images that are not pinned by digest (name@sha256:...)
-	HolderImage   string // image of the container that keeps a workspace alive (docs/architecture.md, "Why the holder exists")
+	HolderImage   string // image of the container that keeps a workspace alive (docs/design/docker-mapping.md, "Why the holder exists")
 	AllowRoot     bool   // run containers as root where a Sandbox or SandboxService asks (runAsRoot)
 
 	// AllocatableMemory is the most bytes the footprints of the Sandboxes this node holds add up to (their

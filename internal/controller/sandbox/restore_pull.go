@@ -13,7 +13,7 @@ import (
 // store when it holds it, else, with a checkpoint registry, pulled from there by digest into a capture of
 // the node's store (its room reserved under the store's limits) and checked on the way. A pulled archive
 // serves this restore only: close drops it, so that no archive stays on a node that no Checkpoint's
-// deletion would release (docs/architecture.md, "Checkpoints").
+// deletion would release (docs/design/checkpoints.md).
 func (r *SandboxReconciler) openArchive(ctx context.Context, res restoreResult) (io.Reader, func(), error) {
 	f, err := r.Archives.Open(res.archive)
 	if err == nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/dockside-dev/dockside/internal/status"
 )
 
-// Secret files (docs/architecture.md, "Secret files"): a Sandbox's secretFiles live on a tmpfs volume of
+// Secret files (docs/design/containment.md, "Secret files"): a Sandbox's secretFiles live on a tmpfs volume of
 // their own, mounted read-only in the primary at dsv1alpha1.SecretFilesDir. Before each start of the
 // primary the agent reads the Secrets and copies the files in through a holder of their own, a second
 // holder container that mounts only that volume, because a copy into a tmpfs volume that no running

@@ -121,7 +121,7 @@ func (r *SandboxReconciler) removeTopology(ctx context.Context, s *scope, keep i
 	return nil
 }
 
-// removalOrder sorts containers the way docs/architecture.md ("Deletion") removes them: primaries, then services in reverse start
+// removalOrder sorts containers the way docs/design/docker-mapping.md ("Deletion") removes them: primaries, then services in reverse start
 // order (spec order reversed, then services no longer in the spec), then the holder last.
 func removalOrder(containers map[string]dd.ContainerInfo, services []string) []dd.ContainerInfo {
 	rank := func(c dd.ContainerInfo) int {

@@ -10,7 +10,7 @@ import (
 )
 
 // ensureWorkspace keeps the workspace volume held by a running holder container: a tmpfs volume loses its
-// files as soon as no running container mounts it (docs/architecture.md, "Why the holder exists"), and the
+// files as soon as no running container mounts it (docs/design/docker-mapping.md, "Why the holder exists"), and the
 // holder outlives every topology generation. The volume is made first of all; the holder only when
 // something needs the workspace without the primary (holderFirst), else right after the primary started,
 // off the Sandbox's way to Ready.

@@ -14,7 +14,7 @@ import (
 
 // A session's PID 1 is a shell waiting on its standard input. Were that input a pipe, any process of the
 // container could open /proc/1/fd/0 for writing and have PID 1 run a command after the Execution that wrote
-// it has ended, past the survivor check (docs/architecture.md, "Executions").
+// it has ended, past the survivor check (docs/design/executions.md).
 var _ = Describe("A session's PID 1 and its standard input", func() {
 	It("runs nothing that an exec writes to /proc/1/fd/0", func(ctx SpecContext) {
 		session := spec(newOwner("pid1-in"), dsv1alpha1.RolePrimary, "", "sh")

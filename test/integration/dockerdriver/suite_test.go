@@ -104,7 +104,7 @@ func removeEverything() {
 
 // newOwner makes a fresh owner for one test and registers the removal, through the driver and by label,
 // of everything that owner gets: containers, then networks, then volumes, the agent's own cleanup order
-// (docs/architecture.md, "Deletion").
+// (docs/design/docker-mapping.md, "Deletion").
 func newOwner(name string) dd.Owner {
 	o := dd.Owner{Namespace: "itest", Name: name, UID: randomHex(8), Generation: 1}
 	DeferCleanup(func(ctx SpecContext) {

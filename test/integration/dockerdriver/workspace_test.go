@@ -22,7 +22,7 @@ var _ = Describe("Workspace volumes", func() {
 	var holder, primary dd.ContainerSpec
 
 	// Each spec gets a 1 MiB tmpfs workspace, held by a holder container (network none, tiny limits) as the
-	// agent makes it (docs/architecture.md, "Why the holder exists"), and a primary that mounts it.
+	// agent makes it (docs/design/docker-mapping.md, "Why the holder exists"), and a primary that mounts it.
 	BeforeEach(func(ctx SpecContext) {
 		o = newOwner("workspace")
 		perSandbox := o

@@ -1,5 +1,5 @@
 // Package memregistry serves go-containerregistry's in-memory OCI registry on 127.0.0.1, the registry the
-// end-to-end spec and the benchmark of Checkpoints in a registry give their agents (docs/architecture.md,
+// end-to-end spec and the benchmark of Checkpoints in a registry give their agents (docs/design/checkpoints.md,
 // "Checkpoints in a registry"): plain HTTP on loopback, which the agents' --checkpoint-registry-plain-http
 // allows, and nothing kept after the test.
 package memregistry
