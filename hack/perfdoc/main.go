@@ -33,7 +33,7 @@ func main() {
 func run(resultsPath, docPath string) error {
 	page, err := os.ReadFile(docPath)
 	if err != nil {
-		return err
+		return fmt.Errorf("read the page: %w", err)
 	}
 	want, err := generate(resultsPath, string(page))
 	if err != nil {
@@ -44,7 +44,7 @@ func run(resultsPath, docPath string) error {
 		return nil
 	}
 	if err := os.WriteFile(docPath, []byte(want), 0o644); err != nil {
-		return err
+		return fmt.Errorf("rewrite the page: %w", err)
 	}
 	fmt.Printf("%s rewritten from %s\n", docPath, resultsPath)
 	return nil
@@ -54,7 +54,7 @@ func run(resultsPath, docPath string) error {
 func generate(resultsPath, page string) (string, error) {
 	r, err := benchreport.Read(resultsPath)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("no figures to write: %w", err)
 	}
 	return splice(page, render(r))
 }

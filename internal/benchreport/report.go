@@ -67,9 +67,12 @@ func (f Figure) DocksideOverBaseline() *float64 {
 func Write(path string, r Report) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("encode the bench results: %w", err)
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write the bench results: %w", err)
+	}
+	return nil
 }
 
 // Read loads the report at path, refusing one without figures.
@@ -77,7 +80,7 @@ func Read(path string) (Report, error) {
 	var r Report
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return r, err
+		return r, fmt.Errorf("read the bench results: %w", err)
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return r, fmt.Errorf("%s: %w", path, err)
