@@ -2,6 +2,7 @@ package dockerdriver
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/docker/docker/client"
 	"github.com/go-logr/logr"
@@ -55,7 +56,12 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 }
 
 // Close releases the client's connections.
-func (d *Docker) Close() error { return d.cli.Close() }
+func (d *Docker) Close() error {
+	if err := d.cli.Close(); err != nil {
+		return fmt.Errorf("closing the Docker client: %w", err)
+	}
+	return nil
+}
 
 // Node is the node name the driver labels and filters by.
 func (d *Docker) Node() string { return d.node }

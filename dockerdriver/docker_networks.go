@@ -2,6 +2,7 @@ package dockerdriver
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -144,7 +145,7 @@ func (d *Docker) owns(labels map[string]string) bool {
 
 // phased re-labels a driver error with the phase of the operation it happened in.
 func phased(err error, phase Phase) error {
-	if e, ok := err.(*Error); ok {
+	if e := (*Error)(nil); errors.As(err, &e) {
 		c := *e
 		c.Phase = phase
 		return &c

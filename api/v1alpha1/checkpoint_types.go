@@ -129,5 +129,5 @@ type CheckpointList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Checkpoint{}, &CheckpointList{})
+	register(&Checkpoint{}, &CheckpointList{})
 }

@@ -224,5 +224,5 @@ type ExecutionList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Execution{}, &ExecutionList{})
+	register(&Execution{}, &ExecutionList{})
 }

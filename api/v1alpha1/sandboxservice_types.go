@@ -221,5 +221,5 @@ type SandboxServiceList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&SandboxService{}, &SandboxServiceList{})
+	register(&SandboxService{}, &SandboxServiceList{})
 }

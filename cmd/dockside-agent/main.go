@@ -40,7 +40,7 @@ func run() error {
 	}
 	driver, err := dd.New(ctx, dd.Options{Node: opts.Node, Host: set.dockerHost, Log: ctrl.Log.WithName("docker")})
 	if err != nil {
-		return err
+		return fmt.Errorf("connecting to Docker at %s: %w", dockerHost, err)
 	}
 	defer driver.Close()
 	if err := checkHolderImage(ctx, driver, opts.HolderImage); err != nil {
@@ -49,12 +49,12 @@ func run() error {
 	opts.Driver = driver
 	mgr, err := agent.New(ctx, cfg, opts)
 	if err != nil {
-		return err
+		return fmt.Errorf("setting up the agent: %w", err)
 	}
 	log.Info("Starting", "node", opts.Node, "capacity", opts.Capacity, "requireDigest", opts.RequireDigest, "allowRoot", opts.AllowRoot,
 		"lease", opts.LeaseNamespace+"/"+agent.LeaseName(opts.Node))
 	if err := mgr.Start(ctx); err != nil {
-		return err
+		return fmt.Errorf("running the agent: %w", err)
 	}
 	log.Info("Stopped")
 	return nil
@@ -65,7 +65,7 @@ func run() error {
 func checkHolderImage(ctx context.Context, driver dd.Driver, ref string) error {
 	img, err := driver.InspectImage(ctx, ref)
 	if err != nil {
-		return err
+		return fmt.Errorf("inspecting the holder image %s: %w", ref, err)
 	}
 	if !img.Exists {
 		return fmt.Errorf("the workspace holder image %s is not on this Docker host; build it with `make images` or name another with --holder-image", ref)

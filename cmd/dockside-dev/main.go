@@ -54,7 +54,7 @@ func run(opts controlplane.Options, pidFile string, agent []string) error {
 	fmt.Fprintln(os.Stderr, ">> starting etcd and kube-apiserver on loopback, installing CRDs from", opts.CRDDir)
 	cp, err := controlplane.Start(opts)
 	if err != nil {
-		return err
+		return fmt.Errorf("starting the control plane: %w", err)
 	}
 	defer stopControlPlane(cp, pidFile)
 	if err := recordChildren(pidFile); err != nil {
@@ -81,7 +81,7 @@ func runAgent(ctx context.Context, kubeconfig string, argv []string) error {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		return fmt.Errorf("the agent exited: %v", err)
+		return fmt.Errorf("the agent exited: %w", err)
 	case <-ctx.Done():
 		fmt.Fprintln(os.Stderr, ">> stopping the agent")
 		_ = cmd.Process.Signal(syscall.SIGTERM)

@@ -21,9 +21,12 @@ func recordChildren(pidFile string) error {
 		fmt.Fprintf(&b, "%d %s\n", pid, startTime(pid))
 	}
 	if err := os.MkdirAll(filepath.Dir(pidFile), 0o700); err != nil {
-		return err
+		return fmt.Errorf("recording the processes in %s: %w", pidFile, err)
 	}
-	return os.WriteFile(pidFile, []byte(b.String()), 0o600)
+	if err := os.WriteFile(pidFile, []byte(b.String()), 0o600); err != nil {
+		return fmt.Errorf("recording the processes in %s: %w", pidFile, err)
+	}
+	return nil
 }
 
 // stopRecorded ends the processes in the pid file: the run first (so that it stops the agent and control plane
@@ -35,7 +38,7 @@ func stopRecorded(pidFile string, grace time.Duration) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("reading the pid file: %w", err)
 	}
 	var alive []int
 	runAlive := false // the first line is the run that wrote the file
@@ -61,7 +64,7 @@ func stopRecorded(pidFile string, grace time.Duration) error {
 	}
 	// The run removes the file itself when it stops in order.
 	if err := os.Remove(pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+		return fmt.Errorf("removing the pid file: %w", err)
 	}
 	return nil
 }

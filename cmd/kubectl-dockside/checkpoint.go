@@ -54,7 +54,7 @@ func checkpoint(ctx context.Context, k *kubeFlags, w *waitFlags, sandbox, name s
 	}
 	// A Checkpoint of a Sandbox that does not exist would wait for it: say so now instead.
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: sandbox}, &dsv1alpha1.Sandbox{}); err != nil {
-		return err
+		return fmt.Errorf("reading Sandbox %s/%s: %w", ns, sandbox, err)
 	}
 	ckpt := &dsv1alpha1.Checkpoint{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -64,7 +64,7 @@ func checkpoint(ctx context.Context, k *kubeFlags, w *waitFlags, sandbox, name s
 		ckpt.GenerateName = sandbox + "-"
 	}
 	if err := c.Create(ctx, ckpt); err != nil {
-		return err
+		return fmt.Errorf("creating the Checkpoint of Sandbox %s/%s: %w", ns, sandbox, err)
 	}
 	if !w.wait {
 		fmt.Printf("name: %s\n", ckpt.Name)
@@ -77,7 +77,7 @@ func checkpoint(ctx context.Context, k *kubeFlags, w *waitFlags, sandbox, name s
 		case dsv1alpha1.CheckpointReady:
 			return true, nil
 		case dsv1alpha1.CheckpointFailed:
-			return false, fmt.Errorf("Checkpoint %s failed: %s", ckpt.Name, readyOf(ckpt.Status.Conditions))
+			return false, fmt.Errorf("the Checkpoint %s failed: %s", ckpt.Name, readyOf(ckpt.Status.Conditions))
 		}
 		return false, nil
 	})

@@ -100,7 +100,7 @@ func copyFile(ctx context.Context, k *kubeFlags, req copyRequest) error {
 	}
 	c, err := execution.New(cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("making the Execution client: %w", err)
 	}
 	if req.in {
 		return copyIn(ctx, c, ns, req)
@@ -135,13 +135,13 @@ func readLocal(name string) ([]byte, error) {
 	if name != "-" {
 		var err error
 		if f, err = os.Open(name); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading the file to copy in: %w", err)
 		}
 		defer f.Close()
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxCopyIn+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	if len(data) > maxCopyIn {
 		return nil, tooLarge("%s is larger than %d bytes, the most cp copies in (an Execution's stdin holds 64 KiB, and the file travels base64-encoded)", name, maxCopyIn)
@@ -169,14 +169,19 @@ func copyOut(ctx context.Context, c *execution.Client, ns string, req copyReques
 		return fmt.Errorf("%s:%s: the Sandbox's base64 printed what cannot be decoded: %w", req.sandbox, req.remote, err)
 	}
 	if req.local == "-" {
-		_, err = os.Stdout.Write(data)
-		return err
+		if _, err := os.Stdout.Write(data); err != nil {
+			return fmt.Errorf("writing the copy to stdout: %w", err)
+		}
+		return nil
 	}
 	dst := req.local
 	if st, err := os.Stat(dst); err == nil && st.IsDir() {
 		dst = filepath.Join(dst, path.Base(req.remote))
 	}
-	return os.WriteFile(dst, data, 0o666)
+	if err := os.WriteFile(dst, data, 0o666); err != nil {
+		return fmt.Errorf("writing the copy: %w", err)
+	}
+	return nil
 }
 
 // runCopy runs one copy's Execution and turns how it ended into the copy's error.
@@ -186,7 +191,7 @@ func runCopy(ctx context.Context, c *execution.Client, r execution.Request, req 
 	where := req.sandbox + ":" + req.remote
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("running the copy of %s: %w", where, err)
 	case res.StdoutTruncatedBytes > 0:
 		return nil, tooLarge("%s: its encoded copy is more output than the node keeps of an Execution (the agent's --max-exec-output-bytes is below %d)", where, dsv1alpha1.MaxExecutionOutputBytes)
 	case res.ExitCode == nil:

@@ -45,7 +45,7 @@ type execOptions struct {
 
 func execFlags(o *execOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("kubectl dockside exec", flag.ContinueOnError)
-	o.kubeFlags.add(fs)
+	o.add(fs)
 	fs.BoolVar(&o.stdin, "stdin", false, "send the plugin's standard input (at most 64 KiB) to the command")
 	fs.BoolVar(&o.stdin, "i", false, "shorthand for --stdin")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "deadline of the command, in whole seconds; past it the Sandbox's container is killed")

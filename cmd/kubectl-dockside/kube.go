@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -32,11 +33,11 @@ func (k *kubeFlags) config() (*rest.Config, string, error) {
 		&clientcmd.ConfigOverrides{CurrentContext: k.context, Context: clientcmdapi.Context{Namespace: k.namespace}})
 	cfg, err := loader.ClientConfig()
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("reading the kubeconfig: %w", err)
 	}
 	ns, _, err := loader.Namespace()
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
 	}
 	return cfg, ns, nil
 }
@@ -49,10 +50,13 @@ func (k *kubeFlags) client() (client.Client, string, error) {
 	}
 	scheme := runtime.NewScheme()
 	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("registering Dockside's kinds: %w", err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	return c, ns, err
+	if err != nil {
+		return nil, "", fmt.Errorf("making the API client: %w", err)
+	}
+	return c, ns, nil
 }
 
 // sandbox reads the Sandbox name of the namespace the flags say, and returns it with the client.
@@ -63,7 +67,7 @@ func (k *kubeFlags) sandbox(ctx context.Context, name string) (client.Client, *d
 	}
 	sbx := &dsv1alpha1.Sandbox{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sbx); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("reading Sandbox %s/%s: %w", ns, name, err)
 	}
 	return c, sbx, nil
 }

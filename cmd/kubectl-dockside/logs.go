@@ -44,7 +44,7 @@ func logs(ctx context.Context, k *kubeFlags, w *waitFlags, name string) error {
 		return err
 	}
 	if len(sbx.Spec.Command) == 0 {
-		return fmt.Errorf("Sandbox %s is a session: its primary's output is not kept in the API, so there is none to print; read files it writes with kubectl dockside exec", name)
+		return fmt.Errorf("the Sandbox %s is a session: its primary's output is not kept in the API, so there is none to print; read files it writes with kubectl dockside exec", name)
 	}
 	if sbx.Status.Result == nil && w.wait {
 		ctx, cancel := context.WithTimeout(ctx, w.timeout)

@@ -50,7 +50,7 @@ func setLifecycle(ctx context.Context, k *kubeFlags, w *waitFlags, name string, 
 	patch := client.MergeFrom(sbx.DeepCopy())
 	sbx.Spec.Lifecycle = want
 	if err := c.Patch(ctx, sbx, patch); err != nil {
-		return err
+		return fmt.Errorf("setting the lifecycle of Sandbox %s/%s to %s: %w", sbx.Namespace, sbx.Name, want, err)
 	}
 	if !w.wait {
 		return nil
@@ -70,7 +70,7 @@ func setLifecycle(ctx context.Context, k *kubeFlags, w *waitFlags, name string, 
 // has given up on it (Stalled: a poisoned topology or a finished run is neither frozen nor thawed).
 func lifecycleDone(sbx *dsv1alpha1.Sandbox, gen int64, want dsv1alpha1.Lifecycle) (bool, error) {
 	if c := stalledAt(sbx.Status.Conditions, gen); c != nil {
-		return false, fmt.Errorf("Sandbox %s cannot be %s: %s: %s", sbx.Name, want, c.Reason, c.Message)
+		return false, fmt.Errorf("the Sandbox %s cannot be %s: %s: %s", sbx.Name, want, c.Reason, c.Message)
 	}
 	c := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionPaused)
 	if c == nil || c.ObservedGeneration < gen {

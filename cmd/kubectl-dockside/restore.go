@@ -47,12 +47,12 @@ func restore(ctx context.Context, k *kubeFlags, w *waitFlags, checkpoint, name, 
 	}
 	ckpt := &dsv1alpha1.Checkpoint{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: checkpoint}, ckpt); err != nil {
-		return err
+		return fmt.Errorf("reading Checkpoint %s/%s: %w", ns, checkpoint, err)
 	}
 	source := &dsv1alpha1.Sandbox{}
 	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ckpt.Spec.SandboxName}, source)
 	if client.IgnoreNotFound(err) != nil {
-		return err
+		return fmt.Errorf("reading the Checkpoint's Sandbox %s/%s: %w", ns, ckpt.Spec.SandboxName, err)
 	}
 	spec, err := restoredSpec(ckpt, source, !apierrors.IsNotFound(err), image)
 	if err != nil {
@@ -60,7 +60,7 @@ func restore(ctx context.Context, k *kubeFlags, w *waitFlags, checkpoint, name, 
 	}
 	sbx := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: *spec}
 	if err := c.Create(ctx, sbx); err != nil {
-		return err
+		return fmt.Errorf("creating Sandbox %s/%s: %w", ns, name, err)
 	}
 	if !w.wait {
 		fmt.Printf("sandbox/%s created\n", name)
@@ -70,7 +70,7 @@ func restore(ctx context.Context, k *kubeFlags, w *waitFlags, checkpoint, name, 
 	defer cancel()
 	err = poll(ctx, c, sbx, func() (bool, error) {
 		if c := stalledAt(sbx.Status.Conditions, sbx.Generation); c != nil {
-			return false, fmt.Errorf("Sandbox %s did not restore: %s: %s", name, c.Reason, c.Message)
+			return false, fmt.Errorf("the Sandbox %s did not restore: %s: %s", name, c.Reason, c.Message)
 		}
 		return meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionRestored) &&
 			meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionReady), nil

@@ -136,7 +136,7 @@ func poll(ctx context.Context, c client.Client, obj client.Object, done func() (
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return err
+			return fmt.Errorf("reading %s: %w", client.ObjectKeyFromObject(obj), err)
 		}
 		if ok, err := done(); ok || err != nil {
 			return err

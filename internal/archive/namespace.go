@@ -53,7 +53,7 @@ func (s *Store) fitNamespaceLocked(c *Capture) error {
 func (s *Store) namespaceBytesLocked(namespace string) (int64, error) {
 	refs, err := filepath.Glob(s.path("refs", "*", "*"))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("listing the archives' references: %w", err)
 	}
 	counted := map[string]bool{}
 	var total int64
@@ -64,7 +64,7 @@ func (s *Store) namespaceBytesLocked(namespace string) (int64, error) {
 		}
 		owner, err := os.ReadFile(ref)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("reading the owner of %s: %w", ref, err)
 		}
 		if string(owner) != namespace {
 			continue
@@ -89,7 +89,7 @@ func (s *Store) archiveBytesLocked(hex string) (int64, error) {
 			continue
 		}
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("checkpoint store: %w", err)
 		}
 		return info.Size(), nil
 	}

@@ -141,7 +141,7 @@ func (s *Store) Create(most int64, namespace string) (*Capture, error) {
 	f, err := os.CreateTemp(s.path("tmp"), "capture-*.tar")
 	if err != nil {
 		s.unreserve(c)
-		return nil, err
+		return nil, fmt.Errorf("starting an archive in the checkpoint store: %w", err)
 	}
 	c.File = f
 	return c, nil
@@ -173,7 +173,7 @@ func (s *Store) Commit(c *Capture, ref string) (Archive, error) {
 		return Archive{}, fmt.Errorf("the captured archive has %d bytes, more than the %d reserved for it", a.Size, c.most)
 	}
 	if err := c.Sync(); err != nil {
-		return Archive{}, err
+		return Archive{}, fmt.Errorf("writing the archive to disk: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -183,18 +183,18 @@ func (s *Store) Commit(c *Capture, ref string) (Archive, error) {
 	blob := s.blob(a.Digest)
 	if _, err := os.Stat(blob); errors.Is(err, fs.ErrNotExist) {
 		if err := os.Rename(c.Name(), blob); err != nil {
-			return Archive{}, err
+			return Archive{}, fmt.Errorf("storing the archive %s: %w", a.Digest, err)
 		}
 		s.stored += a.Size
 	} else if err != nil {
-		return Archive{}, err
+		return Archive{}, fmt.Errorf("checkpoint store: %w", err)
 	}
 	refs := s.path("refs", hexOf(a.Digest))
 	if err := os.MkdirAll(refs, 0o700); err != nil {
-		return Archive{}, err
+		return Archive{}, fmt.Errorf("checkpoint store: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(refs, ref), []byte(c.namespace), 0o600); err != nil {
-		return Archive{}, err
+		return Archive{}, fmt.Errorf("recording the archive's reference: %w", err)
 	}
 	return a, nil
 }
@@ -213,7 +213,7 @@ func (s *Store) Check(a Archive) error {
 		}
 		return ErrMissing
 	case err != nil:
-		return err
+		return fmt.Errorf("checkpoint store: %w", err)
 	case info.Size() != a.Size:
 		return ErrCorrupt
 	}
@@ -228,7 +228,7 @@ func (s *Store) Open(a Archive) (*os.File, error) {
 	}
 	f, err := os.Open(s.blob(a.Digest))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("opening the archive %s: %w", a.Digest, err)
 	}
 	got, err := digest(f)
 	if err == nil && got != a.Digest {
@@ -241,7 +241,7 @@ func (s *Store) Open(a Archive) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("reading the archive %s: %w", a.Digest, err)
 	}
 	return f, nil
 }
@@ -260,11 +260,11 @@ func (s *Store) Release(ref string) error {
 func (s *Store) releaseLocked(ref string) error {
 	held, err := filepath.Glob(s.path("refs", "*", ref))
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the archive references of %s: %w", ref, err)
 	}
 	for _, r := range held {
 		if err := os.Remove(r); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return fmt.Errorf("releasing the archive reference: %w", err)
 		}
 		refs := filepath.Dir(r)
 		if err := os.Remove(refs); err != nil {
@@ -287,10 +287,10 @@ func (s *Store) removeLocked(p string) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("checkpoint store: %w", err)
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return fmt.Errorf("removing the archive: %w", err)
 	}
 	s.stored -= info.Size()
 	return nil
@@ -326,13 +326,13 @@ func (s *Store) unreserve(c *Capture) {
 func sizeOf(dir string) (int64, error) {
 	list, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("sizing the checkpoint store: %w", err)
 	}
 	var total int64
 	for _, e := range list {
 		info, err := e.Info()
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("sizing the checkpoint store: %w", err)
 		}
 		if info.Mode().IsRegular() {
 			total += info.Size()
@@ -365,7 +365,7 @@ const endMarker = 2 * 512
 // a stream that simply stops between entries for a complete one.
 func digestTar(f *os.File) (Archive, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return Archive{}, err
+		return Archive{}, fmt.Errorf("reading the captured archive: %w", err)
 	}
 	h := sha256.New()
 	counted := &countingReader{r: io.TeeReader(f, h)}
@@ -387,7 +387,7 @@ func digestTar(f *os.File) (Archive, error) {
 		}
 	}
 	if _, err := io.Copy(io.Discard, counted); err != nil {
-		return Archive{}, err
+		return Archive{}, fmt.Errorf("reading the captured archive: %w", err)
 	}
 	return Archive{Digest: sum(h), Size: counted.n}, nil
 }
@@ -396,7 +396,7 @@ func digestTar(f *os.File) (Archive, error) {
 func digest(f io.Reader) (string, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+		return "", fmt.Errorf("hashing the archive: %w", err)
 	}
 	return sum(h), nil
 }
@@ -411,5 +411,5 @@ type countingReader struct {
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
-	return n, err
+	return n, err //nolint:wrapcheck // an io.Reader returns io.EOF as it is: readers compare it with ==
 }

@@ -28,7 +28,7 @@ func AuthFromDockerConfig(raw []byte, repository string) (authn.Authenticator, e
 	}
 	repo, err := name.NewRepository(repository)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("checkpoint registry %q: %w", repository, err)
 	}
 	host := repo.RegistryStr()
 	for key, a := range cfg.Auths {

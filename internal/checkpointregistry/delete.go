@@ -126,7 +126,7 @@ func hasCode(terr *transport.Error, code transport.ErrorCode) bool {
 func (r *Registry) deleteBlob(ctx context.Context, blob name.Digest) error {
 	rt, err := transport.NewWithContext(ctx, blob.Context().Registry, r.auth, r.transport, []string{blob.Context().Scope(transport.DeleteScope)})
 	if err != nil {
-		return err
+		return fmt.Errorf("authorizing the delete: %w", err)
 	}
 	u := url.URL{
 		Scheme: blob.Context().Scheme(),
@@ -135,12 +135,15 @@ func (r *Registry) deleteBlob(ctx context.Context, blob name.Digest) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, u.String(), nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("building the request: %w", err)
 	}
 	resp, err := (&http.Client{Transport: rt}).Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("sending the request: %w", err)
 	}
 	defer resp.Body.Close()
-	return transport.CheckError(resp, http.StatusOK, http.StatusAccepted)
+	if err := transport.CheckError(resp, http.StatusOK, http.StatusAccepted); err != nil {
+		return fmt.Errorf("the registry refused the delete: %w", err)
+	}
+	return nil
 }

@@ -42,7 +42,7 @@ func (r *Registry) Pull(ctx context.Context, uid string, a archive.Archive, w io
 	}
 	blob, err := remote.Layer(r.repo.Digest(a.Digest), opts...)
 	if err != nil {
-		return err
+		return fmt.Errorf("reading the archive %s from %s: %w", a.Digest, r.repo, err)
 	}
 	rc, err := blob.Compressed()
 	if err != nil {
@@ -79,7 +79,7 @@ func (r *Registry) manifestLayer(tag name.Tag, opts []remote.Option) (v1.Descrip
 func missingOr(err error) error {
 	var terr *transport.Error
 	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
-		return fmt.Errorf("%w: %v", archive.ErrMissing, err)
+		return fmt.Errorf("%w: %w", archive.ErrMissing, err)
 	}
 	return err
 }

@@ -49,7 +49,7 @@ func (r *Registry) Push(ctx context.Context, uid string, a archive.Archive, open
 	}
 	raw, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding the manifest of Checkpoint %s: %w", uid, err)
 	}
 	if err := remote.Put(tag, rawManifest(raw), opts...); err != nil {
 		return fmt.Errorf("pushing the manifest of Checkpoint %s to %s: %w", uid, r.repo, err)

@@ -65,7 +65,10 @@ func Start(opts Options) (*ControlPlane, error) {
 
 // Stop ends kube-apiserver and etcd and waits for them to exit.
 func (c *ControlPlane) Stop() error {
-	return c.env.Stop()
+	if err := c.env.Stop(); err != nil {
+		return fmt.Errorf("stopping etcd and kube-apiserver: %w", err)
+	}
+	return nil
 }
 
 // writeKubeconfig writes credentials of a cluster-admin user, so that kubectl and the agent act with full rights.
@@ -79,7 +82,7 @@ func (c *ControlPlane) writeKubeconfig(path string) error {
 		return fmt.Errorf("rendering the kubeconfig: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
+		return fmt.Errorf("writing the kubeconfig: %w", err)
 	}
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("writing the kubeconfig: %w", err)

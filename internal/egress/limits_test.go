@@ -39,7 +39,7 @@ func TestConnectionsPerSourceAreLimited(t *testing.T) {
 		resp, c, _ := h.connect(target)
 		defer c.Close()
 		if resp.StatusCode != 200 {
-			io.Copy(io.Discard, resp.Body) // a tunnel's answer has no body: its "body" is the tunnel
+			_, _ = io.Copy(io.Discard, resp.Body) // a tunnel's answer has no body: its "body" is the tunnel
 		}
 		return resp.StatusCode == 200
 	})

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
@@ -23,7 +24,7 @@ func (p *Proxy) Open(gateway netip.Addr) error {
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(gateway.String(), strconv.Itoa(p.Port)))
 	if err != nil {
-		return err
+		return fmt.Errorf("listening for the egress proxy: %w", err)
 	}
 	s.gateways[gateway] = l
 	s.listeners[l] = struct{}{}
@@ -155,7 +156,7 @@ func (p *Proxy) accept(s *session, l net.Listener) error {
 				return nil
 			}
 			if te, ok := err.(interface{ Temporary() bool }); !ok || !te.Temporary() {
-				return err
+				return fmt.Errorf("accepting egress connections: %w", err)
 			}
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 			select {

@@ -18,7 +18,9 @@ func TestStopClosesTunnels(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("got %s", resp.Status)
 	}
-	io.WriteString(c, "ping")
+	if _, err := io.WriteString(c, "ping"); err != nil {
+		t.Fatal(err)
+	}
 	got := make([]byte, 4)
 	if _, err := io.ReadFull(br, got); err != nil {
 		t.Fatal(err)

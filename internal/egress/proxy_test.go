@@ -34,9 +34,9 @@ func TestForwardPlainHTTP(t *testing.T) {
 		seen = r.Clone(r.Context())
 		mu.Unlock()
 		if r.URL.Path == "/chunked" {
-			io.WriteString(w, "one ")
+			_, _ = io.WriteString(w, "one ") // a client that went away fails on its own side
 			w.(http.Flusher).Flush()
-			io.WriteString(w, "two")
+			_, _ = io.WriteString(w, "two")
 			return
 		}
 		if r.URL.Path == "/redirect" {
@@ -117,7 +117,7 @@ func TestForwardPlainHTTP(t *testing.T) {
 
 func TestConnectTLS(t *testing.T) {
 	expectNoLeak(t)
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "secret") }))
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "secret") }))
 	t.Cleanup(srv.Close)
 	h := newHarness(t, allowed)
 	h.name("tls.test", "127.0.0.1")
@@ -155,7 +155,9 @@ func TestConnectPassesBytesSentWithTheRequest(t *testing.T) {
 	if _, err := io.ReadFull(br, got); err != nil || string(got) != "hello" {
 		t.Fatalf("got %q, %v", got, err)
 	}
-	io.WriteString(c, "again")
+	if _, err := io.WriteString(c, "again"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := io.ReadFull(br, got); err != nil || string(got) != "again" {
 		t.Fatalf("got %q, %v", got, err)
 	}

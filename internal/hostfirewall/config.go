@@ -54,7 +54,8 @@ func (c Config) validate() error {
 		errs = append(errs, errors.New("ProxyPort is required"))
 	}
 	if len(c.Table) > maxTableNameLen || strings.ContainsRune(c.Table, 0) {
-		errs = append(errs, fmt.Errorf("Table %q is not a valid nftables table name", c.Table))
+		// Each error names the field it is about, as the others here do.
+		errs = append(errs, fmt.Errorf("Table %q is not a valid nftables table name", c.Table)) //nolint:staticcheck // ST1005: a field's name
 	}
 	errs = append(errs, validPrefix("BridgePrefix", c.BridgePrefix), validPrefix("ProxyPrefix", c.ProxyPrefix))
 	// An exception for interfaces the drop does not cover would accept nothing the policy does not already

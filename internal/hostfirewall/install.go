@@ -86,7 +86,7 @@ func Installed(cfg Config) (bool, error) {
 	}
 	c, err := nftables.New(nftables.WithNetNSFd(cfg.NetNSFd))
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("hostfirewall: opening netlink: %w", err)
 	}
 	tables, err := c.ListTablesOfFamily(nftables.TableFamilyINet)
 	if err != nil {

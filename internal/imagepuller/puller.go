@@ -3,6 +3,7 @@ package imagepuller
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -145,12 +146,12 @@ func (p *Puller) fetch(ctx context.Context, pl *pull) (dd.PullResult, error) {
 	}
 	res, err := p.driver.PullImage(ctx, pl.ref, pl.auth, func(pr dd.PullProgress) { p.progressed(pl, pr) })
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("pulling %s: %w", pl.ref, err)
 	}
 	img, err := p.driver.InspectImage(ctx, pl.ref)
 	switch {
 	case err != nil:
-		return dd.PullResult{}, err
+		return dd.PullResult{}, fmt.Errorf("inspecting the pulled image %s: %w", pl.ref, err)
 	case !img.Exists:
 		return dd.PullResult{}, dd.NewError(dd.KindUncertain, dd.PhaseImage, pl.ref, "the pulled image was gone at once")
 	}

@@ -133,15 +133,15 @@ func (r *Records) save() error {
 	}
 	raw, err := json.Marshal(r.file)
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding the image pull records: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o700); err != nil {
-		return err
+		return fmt.Errorf("writing the image pull records: %w", err)
 	}
 	tmp := r.path + ".new"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("writing the image pull records: %w", err)
 	}
 	_, err = f.Write(raw)
 	if err == nil {
@@ -151,9 +151,12 @@ func (r *Records) save() error {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("writing the image pull records: %w", err)
 	}
-	return os.Rename(tmp, r.path)
+	if err := os.Rename(tmp, r.path); err != nil {
+		return fmt.Errorf("writing the image pull records: %w", err)
+	}
+	return nil
 }
 
 // credentialHash stands for what a registry checks of credentials.

@@ -44,11 +44,11 @@ type Client struct {
 func New(cfg *rest.Config) (*Client, error) {
 	scheme := runtime.NewScheme()
 	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("registering Dockside's kinds: %w", err)
 	}
 	kube, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("making the API client: %w", err)
 	}
 	return &Client{kube: kube}, nil
 }

@@ -107,7 +107,7 @@ func startAgent(ctx context.Context, cmd *exec.Cmd, metricsAddr, logPath string)
 		select {
 		case err := <-a.done:
 			a.done <- err
-			return nil, fmt.Errorf("the agent exited at start: %v\n%s", err, a.logTail())
+			return nil, fmt.Errorf("the agent exited at start: %w\n%s", err, a.logTail())
 		default:
 		}
 	}

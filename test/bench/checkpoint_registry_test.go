@@ -178,7 +178,7 @@ func dockerCpOut(src, file string) error {
 	cmd := exec.Command("docker", "cp", src, "-")
 	cmd.Stdout = f
 	if out, err := stderrOf(cmd); err != nil {
-		return fmt.Errorf("docker cp %s -: %v: %s", src, err, out)
+		return fmt.Errorf("docker cp %s -: %w: %s", src, err, out)
 	}
 	return f.Sync()
 }
@@ -193,7 +193,7 @@ func dockerCpIn(file, dst string) error {
 	cmd := exec.Command("docker", "cp", "-", dst)
 	cmd.Stdin = f
 	if out, err := stderrOf(cmd); err != nil {
-		return fmt.Errorf("docker cp - %s: %v: %s", dst, err, out)
+		return fmt.Errorf("docker cp - %s: %w: %s", dst, err, out)
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func startPythonRounds(kubeconfig, ns, sandbox, want string, command []string) (
 // next runs one round and returns the round trip the client measured.
 func (p *pythonRoundsProc) next() (time.Duration, error) {
 	if _, err := io.WriteString(p.stdin, "\n"); err != nil {
-		return 0, fmt.Errorf("run_rounds.py: %v: %s", err, p.stderr)
+		return 0, fmt.Errorf("run_rounds.py: %w: %s", err, p.stderr)
 	}
 	if !p.stdout.Scan() {
 		return 0, fmt.Errorf("run_rounds.py ended: %s", p.stderr)

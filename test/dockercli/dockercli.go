@@ -14,7 +14,7 @@ import (
 func Run(args ...string) (string, error) {
 	out, err := exec.Command("docker", args...).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("docker %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return strings.TrimSpace(string(out)), nil
 }

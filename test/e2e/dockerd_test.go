@@ -34,9 +34,6 @@ func startDockerd(name string) *ownDaemon {
 	return own
 }
 
-// host is the daemon's address as --docker-host and docker -H take it.
-func (d *ownDaemon) host() string { return d.Host() }
-
 // docker runs the Docker CLI against this daemon.
 func (d *ownDaemon) docker(args ...string) (string, error) { return d.Docker(args...) }
 

@@ -96,7 +96,7 @@ func (reg *testRegistry) load(local string) error {
 		Layers []string
 	}
 	if err := json.Unmarshal(files["manifest.json"], &index); err != nil || len(index) != 1 {
-		return fmt.Errorf("docker save %s: no manifest.json of one image (%v)", local, err)
+		return fmt.Errorf("docker save %s: no manifest.json of one image (%w)", local, err)
 	}
 	type descriptor struct {
 		MediaType string `json:"mediaType"`

@@ -22,7 +22,7 @@ func kubectlIn(stdin string, args ...string) (string, error) {
 	var out, errOut bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, errOut.String())
+		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, errOut.String())
 	}
 	return out.String(), nil
 }
@@ -32,7 +32,7 @@ func docker(args ...string) (string, error) { return dockercli.Run(args...) }
 
 func dockerReachable() error {
 	if _, err := docker("version", "--format", "{{.Server.Version}}"); err != nil {
-		return fmt.Errorf("Docker is not reachable: start the daemon or set DOCKER_HOST (%v)", err)
+		return fmt.Errorf("Docker is not reachable: start the daemon or set DOCKER_HOST (%w)", err)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	docksidev1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // The python sample: env, services and a network mode, so it shows how each kind of list merges.
@@ -43,7 +43,7 @@ func managersOf(obj client.Object, path ...string) []string {
 	var names []string
 	for _, entry := range obj.GetManagedFields() {
 		var fields map[string]any
-		Expect(json.Unmarshal(entry.FieldsV1.Raw, &fields)).To(Succeed())
+		Expect(json.Unmarshal(entry.FieldsV1.GetRawBytes(), &fields)).To(Succeed())
 		if _, found, _ := unstructured.NestedFieldNoCopy(fields, path...); found {
 			names = append(names, entry.Manager)
 		}
@@ -63,8 +63,8 @@ var _ = Describe("server-side apply", func() {
 		Expect(apply(ctx, sample, ns, "gitops")).To(Succeed())
 	})
 
-	get := func(ctx context.Context) *docksidev1.Sandbox {
-		var sbx docksidev1.Sandbox
+	get := func(ctx context.Context) *dsv1alpha1.Sandbox {
+		var sbx dsv1alpha1.Sandbox
 		Expect(k8s.Get(ctx, key, &sbx)).To(Succeed())
 		return &sbx
 	}
@@ -112,8 +112,8 @@ var _ = Describe("server-side apply", func() {
 	It("merges env entries by name, but treats services as one ordered whole", func(ctx context.Context) {
 		Expect(apply(ctx, manifest("Sandbox", key.Name, `{env: [{name: DEBUG, value: "1"}]}`), ns, "alice")).To(Succeed())
 		Expect(get(ctx).Spec.Env).To(ConsistOf(
-			docksidev1.EnvVar{Name: "REDIS_URL", Value: "redis://redis:6379/0"},
-			docksidev1.EnvVar{Name: "DEBUG", Value: "1"},
+			dsv1alpha1.EnvVar{Name: "REDIS_URL", Value: "redis://redis:6379/0"},
+			dsv1alpha1.EnvVar{Name: "DEBUG", Value: "1"},
 		))
 
 		err := apply(ctx, manifest("Sandbox", key.Name, `{services: [web]}`), ns, "alice")
@@ -122,12 +122,12 @@ var _ = Describe("server-side apply", func() {
 	})
 
 	It("merges status conditions from two managers by type", func(ctx context.Context) {
-		Expect(applyStatus(ctx, ns, key.Name, "dockside-agent", docksidev1.ConditionReady)).To(Succeed())
+		Expect(applyStatus(ctx, ns, key.Name, "dockside-agent", dsv1alpha1.ConditionReady)).To(Succeed())
 		Expect(applyStatus(ctx, ns, key.Name, "probe", "Probed")).To(Succeed())
 		var types []string
 		for _, c := range get(ctx).Status.Conditions {
 			types = append(types, c.Type)
 		}
-		Expect(types).To(ConsistOf(docksidev1.ConditionReady, "Probed"))
+		Expect(types).To(ConsistOf(dsv1alpha1.ConditionReady, "Probed"))
 	})
 })

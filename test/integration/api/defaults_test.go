@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	docksidev1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 var _ = Describe("defaults", func() {
@@ -23,22 +23,22 @@ var _ = Describe("defaults", func() {
 
 	It("fills in resources, workspace, network and lifecycle of a minimal Sandbox", func(ctx context.Context) {
 		Expect(k8s.Create(ctx, fromYAML(manifest("Sandbox", "minimal", `{image: busybox}`), ns))).To(Succeed())
-		var got docksidev1.Sandbox
+		var got dsv1alpha1.Sandbox
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "minimal"}, &got)).To(Succeed())
 		Expect(got.Spec.Resources.CPU.String()).To(Equal("1"))
 		Expect(got.Spec.Resources.Memory.String()).To(Equal("512Mi"))
 		Expect(got.Spec.Resources.Pids).To(Equal(int64(256)))
 		Expect(got.Spec.Workspace.Size.String()).To(Equal("512Mi"))
 		Expect(got.Spec.Workspace.MountPath).To(Equal("/workspace"))
-		Expect(got.Spec.Network.Mode).To(Equal(docksidev1.NetworkNone))
-		Expect(got.Spec.Lifecycle).To(Equal(docksidev1.LifecycleRunning))
-		Expect(got.Spec.RootFilesystem).To(Equal(docksidev1.RootFilesystem{Mode: docksidev1.RootFilesystemReadOnly}))
+		Expect(got.Spec.Network.Mode).To(Equal(dsv1alpha1.NetworkNone))
+		Expect(got.Spec.Lifecycle).To(Equal(dsv1alpha1.LifecycleRunning))
+		Expect(got.Spec.RootFilesystem).To(Equal(dsv1alpha1.RootFilesystem{Mode: dsv1alpha1.RootFilesystemReadOnly}))
 		Expect(got.Spec.RunAsRoot).To(BeFalse())
 	})
 
 	It("fills in each missing limit on its own, keeping the ones given", func(ctx context.Context) {
 		Expect(k8s.Create(ctx, fromYAML(manifest("Sandbox", "partial", `{image: busybox, resources: {memory: 64Mi}, workspace: {mountPath: /src}}`), ns))).To(Succeed())
-		var got docksidev1.Sandbox
+		var got dsv1alpha1.Sandbox
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "partial"}, &got)).To(Succeed())
 		Expect(got.Spec.Resources.Memory.String()).To(Equal("64Mi"))
 		Expect(got.Spec.Resources.CPU.String()).To(Equal("1"))
@@ -49,10 +49,10 @@ var _ = Describe("defaults", func() {
 
 	It("fills in readiness timing, port protocol and resources of a SandboxService", func(ctx context.Context) {
 		Expect(k8s.Create(ctx, fromYAML(manifest("SandboxService", "cache", `{image: redis, ports: [{port: 6379}], readiness: {command: [redis-cli, ping]}}`), ns))).To(Succeed())
-		var got docksidev1.SandboxService
+		var got dsv1alpha1.SandboxService
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, &got)).To(Succeed())
-		Expect(got.Spec.Ports).To(ConsistOf(docksidev1.ServicePort{Port: 6379, Protocol: "TCP"}))
-		Expect(*got.Spec.Readiness).To(Equal(docksidev1.Readiness{
+		Expect(got.Spec.Ports).To(ConsistOf(dsv1alpha1.ServicePort{Port: 6379, Protocol: "TCP"}))
+		Expect(*got.Spec.Readiness).To(Equal(dsv1alpha1.Readiness{
 			Command: []string{"redis-cli", "ping"}, InitialDelaySeconds: 0, PeriodSeconds: 2, TimeoutSeconds: 1, FailureThreshold: 3,
 		}))
 		Expect(got.Spec.Resources.Memory.String()).To(Equal("512Mi"))
@@ -92,29 +92,29 @@ var _ = Describe("defaults", func() {
 	It("drops a status sent with create: only the agent writes status, through the status subresource", func(ctx context.Context) {
 		obj := fromYAML(manifest("Sandbox", "forged", `{image: busybox}`)+"status: {observedGeneration: 1, phase: Running}\n", ns)
 		Expect(k8s.Create(ctx, obj)).To(Succeed())
-		var got docksidev1.Sandbox
+		var got dsv1alpha1.Sandbox
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), &got)).To(Succeed())
-		Expect(got.Status).To(Equal(docksidev1.SandboxStatus{}))
+		Expect(got.Status).To(Equal(dsv1alpha1.SandboxStatus{}))
 	})
 
 	It("reads Current, InProgress or Failed from the conditions once the agent records the generation", func(ctx context.Context) {
-		sbx := &docksidev1.Sandbox{
+		sbx := &dsv1alpha1.Sandbox{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "observed"},
-			Spec:       docksidev1.SandboxSpec{Image: "busybox"},
+			Spec:       dsv1alpha1.SandboxSpec{Image: "busybox"},
 		}
 		Expect(k8s.Create(ctx, sbx)).To(Succeed())
 		for _, step := range []struct {
 			conditions []metav1.Condition
 			want       status.Status
 		}{
-			{[]metav1.Condition{cond(docksidev1.ConditionReady, metav1.ConditionTrue, docksidev1.ReasonRunning)}, status.CurrentStatus},
+			{[]metav1.Condition{cond(dsv1alpha1.ConditionReady, metav1.ConditionTrue, dsv1alpha1.ReasonRunning)}, status.CurrentStatus},
 			{[]metav1.Condition{
-				cond(docksidev1.ConditionReady, metav1.ConditionFalse, docksidev1.ReasonCreating),
-				cond(docksidev1.ConditionReconciling, metav1.ConditionTrue, docksidev1.ReasonCreating),
+				cond(dsv1alpha1.ConditionReady, metav1.ConditionFalse, dsv1alpha1.ReasonCreating),
+				cond(dsv1alpha1.ConditionReconciling, metav1.ConditionTrue, dsv1alpha1.ReasonCreating),
 			}, status.InProgressStatus},
 			{[]metav1.Condition{
-				cond(docksidev1.ConditionReady, metav1.ConditionFalse, docksidev1.ReasonServiceExited),
-				cond(docksidev1.ConditionStalled, metav1.ConditionTrue, docksidev1.ReasonServiceExited),
+				cond(dsv1alpha1.ConditionReady, metav1.ConditionFalse, dsv1alpha1.ReasonServiceExited),
+				cond(dsv1alpha1.ConditionStalled, metav1.ConditionTrue, dsv1alpha1.ReasonServiceExited),
 			}, status.FailedStatus},
 		} {
 			sbx.Status.ObservedGeneration = sbx.Generation
@@ -126,7 +126,7 @@ var _ = Describe("defaults", func() {
 			Expect(k8s.Status().Update(ctx, sbx)).To(Succeed())
 
 			got := &unstructured.Unstructured{}
-			got.SetGroupVersionKind(docksidev1.GroupVersion.WithKind("Sandbox"))
+			got.SetGroupVersionKind(dsv1alpha1.GroupVersion.WithKind("Sandbox"))
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sbx), got)).To(Succeed())
 			Expect(kstatusOf(got)).To(Equal(step.want), "conditions %v", step.conditions)
 		}

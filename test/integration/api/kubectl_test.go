@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	docksidev1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // table fetches path as kubectl get does: a server-side table built from the CRD's printer columns.
@@ -33,7 +33,7 @@ var _ = Describe("kubectl experience", func() {
 	It("serves short names and the dockside category", func() {
 		// Aggregated discovery can lag a moment behind a CRD that was just established.
 		Eventually(func(g Gomega) {
-			resources, err := discovery.NewDiscoveryClientForConfigOrDie(cfg).ServerResourcesForGroupVersion(docksidev1.GroupVersion.String())
+			resources, err := discovery.NewDiscoveryClientForConfigOrDie(cfg).ServerResourcesForGroupVersion(dsv1alpha1.GroupVersion.String())
 			g.Expect(err).NotTo(HaveOccurred())
 			shortNames := map[string][]string{}
 			for _, r := range resources.APIResources {
@@ -50,13 +50,13 @@ var _ = Describe("kubectl experience", func() {
 
 	It("prints phase, readiness, node and image of Sandboxes", func(ctx context.Context) {
 		ns := newNamespace(ctx)
-		sbx := &docksidev1.Sandbox{
+		sbx := &dsv1alpha1.Sandbox{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shown"},
-			Spec:       docksidev1.SandboxSpec{Image: "dockside.dev/busybox:local", NodeName: "node-a"},
+			Spec:       dsv1alpha1.SandboxSpec{Image: "dockside.dev/busybox:local", NodeName: "node-a"},
 		}
 		Expect(k8s.Create(ctx, sbx)).To(Succeed())
-		sbx.Status.Phase = docksidev1.SandboxRunning
-		meta.SetStatusCondition(&sbx.Status.Conditions, cond(docksidev1.ConditionReady, metav1.ConditionTrue, docksidev1.ReasonRunning))
+		sbx.Status.Phase = dsv1alpha1.SandboxRunning
+		meta.SetStatusCondition(&sbx.Status.Conditions, cond(dsv1alpha1.ConditionReady, metav1.ConditionTrue, dsv1alpha1.ReasonRunning))
 		Expect(k8s.Status().Update(ctx, sbx)).To(Succeed())
 
 		t := table(ctx, "/apis/dockside.dev/v1alpha1/namespaces/"+ns+"/sandboxes")
@@ -72,13 +72,13 @@ var _ = Describe("kubectl experience", func() {
 	It("filters Sandboxes by spec.nodeName and Checkpoints by spec.sandboxName on the server", func(ctx context.Context) {
 		ns := newNamespace(ctx)
 		for name, node := range map[string]string{"on-a": "node-a", "on-b": "node-b", "unbound": ""} {
-			Expect(k8s.Create(ctx, &docksidev1.Sandbox{
+			Expect(k8s.Create(ctx, &dsv1alpha1.Sandbox{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-				Spec:       docksidev1.SandboxSpec{Image: "busybox", NodeName: node},
+				Spec:       dsv1alpha1.SandboxSpec{Image: "busybox", NodeName: node},
 			})).To(Succeed())
-			Expect(k8s.Create(ctx, &docksidev1.Checkpoint{
+			Expect(k8s.Create(ctx, &dsv1alpha1.Checkpoint{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-1"},
-				Spec:       docksidev1.CheckpointSpec{SandboxName: name},
+				Spec:       dsv1alpha1.CheckpointSpec{SandboxName: name},
 			})).To(Succeed())
 		}
 		names := func(list client.ObjectList, field, value string) []string {
@@ -90,9 +90,9 @@ var _ = Describe("kubectl experience", func() {
 			})).To(Succeed())
 			return out
 		}
-		Expect(names(&docksidev1.SandboxList{}, docksidev1.FieldSandboxNodeName, "node-a")).To(ConsistOf("on-a"))
-		Expect(names(&docksidev1.SandboxList{}, docksidev1.FieldSandboxNodeName, "")).To(ConsistOf("unbound"))
-		Expect(names(&docksidev1.CheckpointList{}, docksidev1.FieldCheckpointSandboxName, "on-b")).To(ConsistOf("on-b-1"))
-		Expect(names(&docksidev1.CheckpointList{}, docksidev1.FieldCheckpointNodeName, "")).To(HaveLen(3))
+		Expect(names(&dsv1alpha1.SandboxList{}, dsv1alpha1.FieldSandboxNodeName, "node-a")).To(ConsistOf("on-a"))
+		Expect(names(&dsv1alpha1.SandboxList{}, dsv1alpha1.FieldSandboxNodeName, "")).To(ConsistOf("unbound"))
+		Expect(names(&dsv1alpha1.CheckpointList{}, dsv1alpha1.FieldCheckpointSandboxName, "on-b")).To(ConsistOf("on-b-1"))
+		Expect(names(&dsv1alpha1.CheckpointList{}, dsv1alpha1.FieldCheckpointNodeName, "")).To(HaveLen(3))
 	})
 })

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	docksidev1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // column is one printer column as the CRD declares it: priority 1 shows only with kubectl get -o wide.
@@ -60,15 +60,15 @@ var _ = Describe("kubectl get shows where things are", func() {
 
 	It("prints a Checkpoint's phase, Sandbox, node, size for people and reason, and its exact bytes with -o wide", func(ctx context.Context) {
 		ns := newNamespace(ctx)
-		ckpt := &docksidev1.Checkpoint{
+		ckpt := &dsv1alpha1.Checkpoint{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "snap"},
-			Spec:       docksidev1.CheckpointSpec{SandboxName: "box"},
+			Spec:       dsv1alpha1.CheckpointSpec{SandboxName: "box"},
 		}
 		Expect(k8s.Create(ctx, ckpt)).To(Succeed())
-		ckpt.Status.Phase = docksidev1.CheckpointReady
+		ckpt.Status.Phase = dsv1alpha1.CheckpointReady
 		ckpt.Status.NodeName = "node-b"
 		ckpt.Status.SizeBytes, ckpt.Status.Size = 268435456, "256Mi"
-		meta.SetStatusCondition(&ckpt.Status.Conditions, cond(docksidev1.ConditionReady, metav1.ConditionTrue, docksidev1.ReasonSucceeded))
+		meta.SetStatusCondition(&ckpt.Status.Conditions, cond(dsv1alpha1.ConditionReady, metav1.ConditionTrue, dsv1alpha1.ReasonSucceeded))
 		Expect(k8s.Status().Update(ctx, ckpt)).To(Succeed())
 
 		t := table(ctx, "/apis/dockside.dev/v1alpha1/namespaces/"+ns+"/checkpoints")

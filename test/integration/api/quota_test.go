@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	docksidev1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // quotaLimit is what this spec lowers each of the example's limits to: reaching the example's 20 and 200
@@ -70,7 +70,7 @@ var _ = Describe("a ResourceQuota on the Dockside kinds", func() {
 	It("limits creates of each kind through the API server's own quota admission, refusing in words that say which quota and how much", func(ctx context.Context) {
 		ns := newNamespace(ctx)
 		DeferCleanup(func(ctx context.Context) {
-			Expect(k8s.DeleteAllOf(ctx, &docksidev1.Execution{}, client.InNamespace(ns))).To(Succeed())
+			Expect(k8s.DeleteAllOf(ctx, &dsv1alpha1.Execution{}, client.InNamespace(ns))).To(Succeed())
 		})
 		quota := quotaExample(ns)
 		counted := map[corev1.ResourceName]string{}
@@ -106,7 +106,7 @@ var _ = Describe("a ResourceQuota on the Dockside kinds", func() {
 		By("refusing the create of each kind past its limit")
 		for name, kind := range counted {
 			var list unstructured.UnstructuredList
-			list.SetAPIVersion(docksidev1.GroupVersion.String())
+			list.SetAPIVersion(dsv1alpha1.GroupVersion.String())
 			list.SetKind(kind + "List")
 			Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
 			for i := len(list.Items); i < quotaLimit; i++ {

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	docksidev1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 var (
@@ -40,7 +40,7 @@ func TestAPI(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(docksidev1.AddToScheme(scheme)).To(Succeed())
+	Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
 
 	testEnv = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
@@ -69,7 +69,7 @@ func newNamespace(ctx context.Context) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "api-"}}
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
 	DeferCleanup(func(ctx context.Context) {
-		for _, obj := range []client.Object{&docksidev1.Sandbox{}, &docksidev1.SandboxService{}, &docksidev1.Checkpoint{}} {
+		for _, obj := range []client.Object{&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxService{}, &dsv1alpha1.Checkpoint{}} {
 			Expect(k8s.DeleteAllOf(ctx, obj, client.InNamespace(ns.Name))).To(Succeed())
 		}
 		Expect(k8s.Delete(ctx, ns)).To(Succeed())
@@ -87,9 +87,9 @@ func fromYAML(manifest, ns string) *unstructured.Unstructured {
 
 // countObjects is how many Dockside objects of any kind namespace ns holds.
 func countObjects(ctx context.Context, ns string) int {
-	var sandboxes docksidev1.SandboxList
-	var services docksidev1.SandboxServiceList
-	var checkpoints docksidev1.CheckpointList
+	var sandboxes dsv1alpha1.SandboxList
+	var services dsv1alpha1.SandboxServiceList
+	var checkpoints dsv1alpha1.CheckpointList
 	Expect(k8s.List(ctx, &sandboxes, client.InNamespace(ns))).To(Succeed())
 	Expect(k8s.List(ctx, &services, client.InNamespace(ns))).To(Succeed())
 	Expect(k8s.List(ctx, &checkpoints, client.InNamespace(ns))).To(Succeed())

@@ -5,6 +5,7 @@ package deploy_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +30,7 @@ func systemdSpecs() {
 		script.Env = append(os.Environ(), "KUBECTL="+kubectlPath, "KUBECONFIG="+kubeconfig)
 		var stderr []byte
 		out, err := script.Output()
-		if exitErr, ok := err.(*exec.ExitError); ok {
+		if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) {
 			stderr = exitErr.Stderr
 		}
 		Expect(err).NotTo(HaveOccurred(), string(stderr))

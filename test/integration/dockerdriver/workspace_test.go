@@ -5,6 +5,7 @@ package dockerdriver_test
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 	"time"
@@ -99,7 +100,7 @@ func untar(rc io.ReadCloser) map[string]string {
 	tr := tar.NewReader(rc)
 	for {
 		hdr, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return files
 		}
 		Expect(err).NotTo(HaveOccurred())

@@ -62,7 +62,7 @@ func ip(t *testing.T, ns *os.File, extra []*os.File, args ...string) {
 		cmd := exec.Command("ip", args...)
 		cmd.ExtraFiles = extra
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%v: %s", err, out)
+			return fmt.Errorf("%w: %s", err, out)
 		}
 		return nil
 	})

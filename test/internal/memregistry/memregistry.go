@@ -5,6 +5,7 @@
 package memregistry
 
 import (
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -26,7 +27,7 @@ type Server struct {
 func Start() (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listening for the test registry: %w", err)
 	}
 	srv := &http.Server{Handler: ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))}
 	go func() { _ = srv.Serve(l) }()
@@ -37,4 +38,9 @@ func Start() (*Server, error) {
 func (s *Server) Repo() string { return s.Addr + "/" + Repository }
 
 // Close stops serving and drops everything the registry held.
-func (s *Server) Close() error { return s.srv.Close() }
+func (s *Server) Close() error {
+	if err := s.srv.Close(); err != nil {
+		return fmt.Errorf("closing the test registry: %w", err)
+	}
+	return nil
+}

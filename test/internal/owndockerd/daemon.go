@@ -62,15 +62,15 @@ func Start(name string, images ...string) (*Daemon, error) {
 
 func (d *Daemon) start(images []string) error {
 	if err := os.MkdirAll(d.Dir, 0o700); err != nil {
-		return err
+		return fmt.Errorf("making the daemon's folder: %w", err)
 	}
 	// The owner file lets a later run tell a leftover of a dead test from a daemon of a run still going.
 	if err := os.WriteFile(d.path("owner"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
-		return err
+		return fmt.Errorf("writing the owner file: %w", err)
 	}
 	// An empty config file of its own: the default one is the machine daemon's and names its data-root.
 	if err := os.WriteFile(d.path("daemon.json"), []byte("{}\n"), 0o600); err != nil {
-		return err
+		return fmt.Errorf("writing the daemon's config: %w", err)
 	}
 	var failures []string
 	for _, driver := range storageDrivers {
@@ -82,7 +82,7 @@ func (d *Daemon) start(images []string) error {
 		failures = append(failures, fmt.Sprintf("%s: %v", driver, err))
 		d.Stop()
 		if err := os.RemoveAll(d.path("data")); err != nil {
-			return err
+			return fmt.Errorf("removing the data of the failed start: %w", err)
 		}
 	}
 	d.Driver = ""
@@ -99,7 +99,7 @@ func (d *Daemon) LogPath() string { return d.path("dockerd.log") }
 
 // Docker runs the Docker CLI against this daemon.
 func (d *Daemon) Docker(args ...string) (string, error) {
-	return dockercli.Run(append([]string{"-H", d.Host()}, args...)...)
+	return dockercli.Run(append([]string{"-H", d.Host()}, args...)...) //nolint:wrapcheck // its error names the whole command
 }
 
 // AgentFlags are the flags an agent needs to drive this daemon next to other agents on the machine: its
@@ -140,17 +140,17 @@ func (d *Daemon) flags() []string {
 func (d *Daemon) launch() error {
 	bin, err := exec.LookPath("dockerd")
 	if err != nil {
-		return err
+		return fmt.Errorf("finding dockerd: %w", err)
 	}
 	logFile, err := os.OpenFile(d.LogPath(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("opening the daemon's log: %w", err)
 	}
 	fmt.Fprintf(logFile, "==== %s: starting dockerd with %s\n", time.Now().Format(time.RFC3339Nano), d.Driver)
 	// The reaper of a later run starts the daemon once more on these dirs, with the same driver.
 	if err := os.WriteFile(d.path("driver"), []byte(d.Driver), 0o600); err != nil {
 		logFile.Close()
-		return err
+		return fmt.Errorf("recording the storage driver: %w", err)
 	}
 	d.clearStaleContainerdPid()
 	cmd := exec.Command(bin, d.flags()...)
@@ -160,7 +160,7 @@ func (d *Daemon) launch() error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return err
+		return fmt.Errorf("starting dockerd: %w", err)
 	}
 	d.cmd, d.done = cmd, make(chan error, 1)
 	go func(done chan<- error) { done <- cmd.Wait(); logFile.Close() }(d.done)
@@ -173,7 +173,7 @@ func (d *Daemon) launch() error {
 		select {
 		case err := <-d.done:
 			d.done <- err // Stop reads it again
-			return fmt.Errorf("dockerd exited before it answered (%v); see %s", err, d.LogPath())
+			return fmt.Errorf("dockerd exited before it answered (%w); see %s", err, d.LogPath())
 		case <-time.After(250 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -211,7 +211,7 @@ func (d *Daemon) Restart() error {
 // restoring without live-restore, stops them.
 func (d *Daemon) CrashRestart() error {
 	if err := d.cmd.Process.Kill(); err != nil {
-		return err
+		return fmt.Errorf("killing dockerd: %w", err)
 	}
 	<-d.done
 	d.cmd = nil
@@ -256,20 +256,20 @@ func (d *Daemon) LoadImages(images ...string) error {
 	load := exec.Command("docker", "-H", d.Host(), "load")
 	pipe, err := save.StdoutPipe()
 	if err != nil {
-		return err
+		return fmt.Errorf("piping docker save: %w", err)
 	}
 	load.Stdin = pipe
 	var saveErr, loadErr strings.Builder
 	save.Stderr, load.Stderr = &saveErr, &loadErr
 	if err := load.Start(); err != nil {
-		return err
+		return fmt.Errorf("starting docker load: %w", err)
 	}
 	if err := save.Run(); err != nil {
 		_ = load.Wait()
-		return fmt.Errorf("docker save: %v: %s", err, saveErr.String())
+		return fmt.Errorf("docker save: %w: %s", err, saveErr.String())
 	}
 	if err := load.Wait(); err != nil {
-		return fmt.Errorf("docker load: %v: %s", err, loadErr.String())
+		return fmt.Errorf("docker load: %w: %s", err, loadErr.String())
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 func ReapLeftovers(logf func(format string, args ...any)) error {
 	dirs, err := filepath.Glob(filepath.Join("/tmp", prefix+"*"))
 	if err != nil {
-		return err
+		return fmt.Errorf("finding leftover daemons: %w", err)
 	}
 	for _, dir := range dirs {
 		owner, err := os.ReadFile(filepath.Join(dir, "owner"))
@@ -99,14 +99,17 @@ func removeDir(dir string) error {
 			}
 		}
 	}
-	return os.RemoveAll(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing the leftover daemon's folder: %w", err)
+	}
+	return nil
 }
 
 // mountsUnder lists the mount points at or below dir, deepest first.
 func mountsUnder(dir string) ([]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the mount table: %w", err)
 	}
 	defer f.Close()
 	var found []string
@@ -121,5 +124,8 @@ func mountsUnder(dir string) ([]string, error) {
 		}
 	}
 	sort.Slice(found, func(i, j int) bool { return len(found[i]) > len(found[j]) })
-	return found, scan.Err()
+	if err := scan.Err(); err != nil {
+		return nil, fmt.Errorf("reading the mount table: %w", err)
+	}
+	return found, nil
 }
