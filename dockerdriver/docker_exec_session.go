@@ -72,10 +72,13 @@ var errNotInContainer = errors.New("the process is not in the container's cgroup
 func killInContainer(pid int, id string) error {
 	cgroup, err := os.ReadFile(fmt.Sprintf("%s/%d/cgroup", procRoot, pid))
 	if err != nil {
-		return err
+		return fmt.Errorf("reading the cgroup of process %d: %w", pid, err)
 	}
 	if !bytes.Contains(cgroup, []byte(id)) {
 		return errNotInContainer // it exited and its PID went to another process of the host
 	}
-	return syscall.Kill(pid, syscall.SIGKILL)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing process %d: %w", pid, err)
+	}
+	return nil
 }

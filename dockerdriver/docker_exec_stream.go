@@ -3,6 +3,7 @@ package dockerdriver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -70,11 +71,15 @@ func (d *Docker) StreamExec(ctx context.Context, name string, req StreamExecRequ
 func copyOutput(r io.Reader, req StreamExecRequest) error {
 	stdout, stderr := orDiscard(req.Stdout), orDiscard(req.Stderr)
 	if req.TTY {
-		_, err := io.Copy(stdout, r)
-		return err
+		if _, err := io.Copy(stdout, r); err != nil {
+			return fmt.Errorf("copying the exec's output: %w", err)
+		}
+		return nil
 	}
-	_, err := stdcopy.StdCopy(stdout, stderr, r)
-	return err
+	if _, err := stdcopy.StdCopy(stdout, stderr, r); err != nil {
+		return fmt.Errorf("copying the exec's output: %w", err)
+	}
+	return nil
 }
 
 func orDiscard(w io.Writer) io.Writer {

@@ -3,6 +3,7 @@ package dockerdriver
 import (
 	"archive/tar"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -22,18 +23,21 @@ func rewriteOwners(tr *tar.Reader, tw *tar.Writer, uid, gid int) error {
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return tw.Close()
+			if err := tw.Close(); err != nil {
+				return fmt.Errorf("ending the archive: %w", err)
+			}
+			return nil
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("reading the archive: %w", err)
 		}
 		hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = uid, gid, "", ""
 		hdr.Mode &^= 0o6000 // c_ISUID | c_ISGID
 		if err := tw.WriteHeader(hdr); err != nil {
-			return err
+			return fmt.Errorf("writing the entry %s: %w", hdr.Name, err)
 		}
 		if _, err := io.Copy(tw, tr); err != nil {
-			return err
+			return fmt.Errorf("copying the entry %s: %w", hdr.Name, err)
 		}
 	}
 }
@@ -49,8 +53,11 @@ func userIDs(user string) (int, int, error) {
 	}
 	uid, err := strconv.Atoi(u)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("uid: %w", err)
 	}
 	gid, err := strconv.Atoi(g)
-	return uid, gid, err
+	if err != nil {
+		return 0, 0, fmt.Errorf("gid: %w", err)
+	}
+	return uid, gid, nil
 }
