@@ -40,7 +40,7 @@ func run() error {
 	}
 	driver, err := dd.New(ctx, dd.Options{Node: opts.Node, Host: set.dockerHost, Log: ctrl.Log.WithName("docker")})
 	if err != nil {
-		return fmt.Errorf("connecting to Docker at %s: %w", dockerHost, err)
+		return fmt.Errorf("connecting to Docker: %w", err)
 	}
 	defer driver.Close()
 	if err := checkHolderImage(ctx, driver, opts.HolderImage); err != nil {
