@@ -16,6 +16,7 @@ const (
 	execution      = controllers + "/execution"
 	checkpoint     = controllers + "/checkpoint"
 	sandboxservice = controllers + "/sandboxservice"
+	dataplane      = module + "/internal/dataplane"
 )
 
 // dockerSDK is the Docker client and everything it drags in: only dockerdriver may import it, so that the
@@ -47,10 +48,10 @@ var importRules = []importRule{
 		allowed:   []string{agent, tests},
 	},
 	{
-		why:       "execution and checkpoint build on the sandbox reconciler; otherwise only the manager wires it up",
+		why:       "execution, checkpoint and the data plane (which names the primary and its mounts) build on the sandbox reconciler; otherwise only the manager wires it up",
 		importers: module,
 		forbidden: []string{sandbox},
-		allowed:   []string{agent, tests, execution, checkpoint},
+		allowed:   []string{agent, tests, execution, checkpoint, dataplane},
 	},
 	{
 		why:       "binaries reach the reconcilers only through internal/agent",

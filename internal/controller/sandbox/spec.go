@@ -108,7 +108,7 @@ func (r *SandboxReconciler) primarySpec(s *scope) dd.ContainerSpec {
 		Env:      append(primaryHome(spec), egressEnv(s, topologyNames(s))...),
 		Hostname: s.sbx.Name, Resources: res, Network: s.attachment,
 		Mounts:    append([]dd.VolumeMount{{Volume: s.volumeName(), Target: mountPath(spec.Workspace)}}, secretFilesMounts(s)...),
-		Tmpfs:     withTmp(scratchMounts(spec.Scratch), res.MemoryBytes, mountPath(spec.Workspace)),
+		Tmpfs:     primaryTmpfs(spec),
 		RunAsRoot: spec.RunAsRoot, WritableRootBytes: writableRootBytes(spec),
 		// A session runs the image's own command (a shell, a REPL) until deleted: without input held open it
 		// would read end-of-file and exit at once.

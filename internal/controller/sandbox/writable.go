@@ -36,6 +36,28 @@ func withTmp(tmpfs []dd.TmpfsMount, memoryBytes int64, taken ...string) []dd.Tmp
 	return append(tmpfs, dd.TmpfsMount{Target: tmpPath, SizeBytes: tmpSize(memoryBytes)})
 }
 
+// primaryTmpfs are the primary container's tmpfs mounts: its scratch mounts and a /tmp.
+func primaryTmpfs(spec dsv1alpha1.SandboxSpec) []dd.TmpfsMount {
+	return withTmp(scratchMounts(spec.Scratch), limits(spec.Resources).MemoryBytes, mountPath(spec.Workspace))
+}
+
+// Writable is where a Sandbox's primary container can write, as primarySpec makes it.
+type Writable struct {
+	Workspace dd.TmpfsMount   // the workspace volume: its mount path and size
+	Tmpfs     []dd.TmpfsMount // the container's own tmpfs mounts: scratch and /tmp
+	RootBytes int64           // the bound of a writable root file system; 0: the root is read-only
+}
+
+// PrimaryWritable is where the primary container of a Sandbox with spec can write. The files subresource
+// (internal/dataplane/files) serves these places and no others.
+func PrimaryWritable(spec dsv1alpha1.SandboxSpec) Writable {
+	return Writable{
+		Workspace: dd.TmpfsMount{Target: mountPath(spec.Workspace), SizeBytes: workspaceBytes(spec.Workspace)},
+		Tmpfs:     primaryTmpfs(spec),
+		RootBytes: writableRootBytes(spec),
+	}
+}
+
 // withEnv is a container's environment: the defaults the agent sets (HOME), each replaced by a variable of
 // the same name from the spec, then the spec's variables in their order.
 func withEnv(defaults, spec []dd.EnvVar) []dd.EnvVar {

@@ -59,3 +59,17 @@ func TestContainerSpecsHaveWritablePlaces(t *testing.T) {
 	g.Expect(service.Env).To(Equal([]dd.EnvVar{{Name: "HOME", Value: "/tmp"}}))
 	g.Expect(service.Tmpfs).To(Equal([]dd.TmpfsMount{{Target: "/tmp", SizeBytes: 64 << 20}}), "a quarter of the default 512Mi")
 }
+
+func TestPrimaryWritable(t *testing.T) {
+	g := NewWithT(t)
+	spec := dsv1alpha1.SandboxSpec{
+		Workspace: dsv1alpha1.Workspace{MountPath: "/ws", Size: resource.MustParse("64Mi")},
+		Scratch:   []dsv1alpha1.ScratchMount{{MountPath: "/data", Size: resource.MustParse("1Mi")}},
+		Resources: dsv1alpha1.Resources{Memory: resource.MustParse("128Mi")},
+	}
+	g.Expect(PrimaryWritable(spec)).To(Equal(Writable{
+		Workspace: dd.TmpfsMount{Target: "/ws", SizeBytes: 64 << 20},
+		Tmpfs:     []dd.TmpfsMount{{Target: "/data", SizeBytes: 1 << 20}, {Target: "/tmp", SizeBytes: 32 << 20}},
+	}))
+	g.Expect(PrimaryWritable(dsv1alpha1.SandboxSpec{}).Workspace).To(Equal(dd.TmpfsMount{Target: "/workspace", SizeBytes: 512 << 20}), "the defaults")
+}

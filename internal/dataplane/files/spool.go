@@ -1,0 +1,48 @@
+package files
+
+import (
+	"errors"
+	"io"
+	"os"
+)
+
+// Docker 20.10 holds a container's lock for the whole of an archive call, the stream included: while a copy
+// into or out of the primary runs, every exec, inspect and copy of it waits. So bodies never stream between
+// a client and the daemon at the client's pace: they are spooled to a file of the agent's node first, and the
+// daemon's part of the copy runs at disk speed. The file is unlinked at once, so nothing is left on disk
+// whatever happens to the agent (docs/design/dataplane-files.md).
+
+// errTooLarge is a body past the spool's limit.
+var errTooLarge = errors.New("larger than the limit")
+
+// spooled is a body on the node's disk, rewound; Close frees it.
+type spooled struct {
+	*os.File
+	size int64
+}
+
+// spool copies r into an unlinked temporary file of dir ("" for the system's), refusing more than limit bytes
+// (0: no limit) with errTooLarge.
+func spool(dir string, r io.Reader, limit int64) (*spooled, error) {
+	f, err := os.CreateTemp(dir, "dockside-files-*")
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Remove(f.Name()) // the open file lives on without a name
+	src := r
+	if limit > 0 {
+		src = io.LimitReader(r, limit+1)
+	}
+	n, err := io.Copy(f, src)
+	if err == nil && limit > 0 && n > limit {
+		err = errTooLarge
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &spooled{File: f, size: n}, nil
+}

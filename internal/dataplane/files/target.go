@@ -1,0 +1,66 @@
+package files
+
+import (
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+)
+
+// Target is the container a request works in and where it may write.
+type Target struct {
+	// Container is the Docker name of the Sandbox's primary container.
+	Container string
+	// Mounts are the primary's writable mounts: the workspace first, then its tmpfs mounts.
+	Mounts []Mount
+	// RootBytes bounds a writable root file system; 0: the root is read-only.
+	RootBytes int64
+	// Paused: the Sandbox is paused (or being paused); writes are refused with 409 rather than waited for.
+	Paused bool
+}
+
+// Mount is one writable mount of the primary container.
+type Mount struct {
+	Path      string // absolute path in the container
+	SizeBytes int64  // its size bound; 0 if unknown
+	Name      string // what people call it in messages: "the workspace", "/tmp"
+	// Tmpfs: a tmpfs mount of the container itself (scratch, /tmp), which only its own processes see; the
+	// daemon's archive API would read and write the directory under it instead.
+	Tmpfs bool
+}
+
+// TargetFor is the Target of a Sandbox: its current primary container and the mounts its spec gives it.
+// Before its first topology it has no primary, which is a 409 (a *StatusError); after that, whether the
+// primary runs is for the driver to say.
+func TargetFor(sbx *dsv1alpha1.Sandbox) (Target, error) {
+	if sbx.Status.TopologyGeneration == 0 {
+		return Target{}, conflict("the Sandbox has no primary container yet (phase %s)", phaseOf(sbx))
+	}
+	w := sandbox.PrimaryWritable(sbx.Spec)
+	t := Target{
+		Container: sandbox.NamesOf(sbx).Primary(),
+		Mounts:    []Mount{{Path: w.Workspace.Target, SizeBytes: w.Workspace.SizeBytes, Name: "the workspace"}},
+		RootBytes: w.RootBytes,
+		Paused:    sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused || sbx.Status.Phase == dsv1alpha1.SandboxPaused,
+	}
+	for _, m := range w.Tmpfs {
+		t.Mounts = append(t.Mounts, Mount{Path: m.Target, SizeBytes: m.SizeBytes, Name: m.Target, Tmpfs: true})
+	}
+	return t, nil
+}
+
+func phaseOf(sbx *dsv1alpha1.Sandbox) dsv1alpha1.SandboxPhase {
+	if sbx.Status.Phase == "" {
+		return dsv1alpha1.SandboxPending
+	}
+	return sbx.Status.Phase
+}
+
+// mountOf is the mount holding p (the longest that does), or nil for the root file system.
+func (t Target) mountOf(p string) *Mount {
+	var best *Mount
+	for i, m := range t.Mounts {
+		if within(p, m.Path) && (best == nil || len(m.Path) > len(best.Path)) {
+			best = &t.Mounts[i]
+		}
+	}
+	return best
+}

@@ -1,0 +1,131 @@
+package files
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// tarIn extracts the request's tar stream into the directory p, entry by entry as it comes: files,
+// directories and links only, named inside p, owned by the container's user. It is not atomic: an archive
+// that breaks off or is refused part way leaves the entries before that point (docs/design/dataplane-files.md).
+func (h *Handler) tarIn(ctx context.Context, w http.ResponseWriter, r *http.Request, t Target, p string) error {
+	dir, err := h.changeIn(ctx, t, p)
+	if err != nil {
+		return err
+	}
+	m, err := t.writable(dir.path)
+	if err != nil {
+		return err
+	}
+	if err := existingDir(dir, p); err != nil {
+		return err
+	}
+	// Checked while spooled, so that a refused entry stops the archive before anything reaches the container.
+	// An archive may be twice the mount's size: its headers and padding take room the files do not.
+	checked := *r
+	checked.Body = io.NopCloser(checkedTar(r.Body))
+	data, err := h.spoolBody(&checked, t, m, "the archive", 2)
+	if err != nil {
+		return err
+	}
+	defer data.Close()
+	if err := h.Driver.CopyToAsUser(ctx, t.Container, dir.path, data); err != nil {
+		switch {
+		case dd.IsNoSpace(err) && m != nil:
+			return insufficientStorage("%s is full: %s; the entries before that point were extracted", m.Name, sizeOf(m.SizeBytes))
+		case dd.IsUncertain(err):
+			// What Docker refuses mid-archive it answers as a server error, which the driver cannot tell from
+			// a broken call; its one refusal of checked entries is a directory where a non-directory is.
+			return conflict("the archive could not be extracted: a directory of the archive is a file or a link in %s (Docker never replaces one), or Docker failed; the entries before that point were extracted", p)
+		}
+		return driverError(err, t)
+	}
+	return h.statTo(ctx, w, t, dir.path, http.StatusOK)
+}
+
+// checkedTar passes a tar stream on, entry by entry, and breaks it with a *StatusError at the first entry
+// files refuses or where the stream breaks.
+func checkedTar(in io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(copyChecked(tar.NewReader(in), tar.NewWriter(pw))) }()
+	return pr
+}
+
+// copyChecked copies the entries that checkEntry admits, and before each one declares as directories its
+// parents that the archive has not declared yet. Docker's extraction replaces whatever is at a declared
+// directory's path that is not a directory (a symlink the container made, say) but follows an undeclared
+// parent, link or not: through a link to /etc it would write into the container's read-only root, which is
+// writable from the daemon's side.
+func copyChecked(tr *tar.Reader, tw *tar.Writer) error {
+	dirs := map[string]bool{".": true}
+	for {
+		hdr, err := tr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return tw.Close()
+		case err != nil:
+			return badRequest("the archive is not a valid tar stream or broke off: %v", err)
+		case hdr.Typeflag == tar.TypeXGlobalHeader:
+			continue
+		}
+		if err := checkEntry(hdr); err != nil {
+			return err
+		}
+		name := path.Clean(hdr.Name)
+		if err := declareParents(tw, dirs, name, hdr); err != nil {
+			return err
+		}
+		dirs[name] = hdr.Typeflag == tar.TypeDir
+		if err := tw.WriteHeader(hdr); err != nil {
+			return badRequest("entry %q: %v", hdr.Name, err)
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			return badRequest("the archive broke off in %q: %v", hdr.Name, err)
+		}
+	}
+}
+
+// declareParents writes a directory entry for each parent of name, top down, not yet declared as one.
+func declareParents(tw *tar.Writer, dirs map[string]bool, name string, like *tar.Header) error {
+	var parents []string
+	for p := path.Dir(name); !dirs[p]; p = path.Dir(p) {
+		parents = append([]string{p}, parents...)
+	}
+	for _, p := range parents {
+		if err := tw.WriteHeader(&tar.Header{Name: p + "/", Mode: 0o755, ModTime: like.ModTime, Typeflag: tar.TypeDir}); err != nil {
+			return badRequest("entry %q: %v", p, err)
+		}
+		dirs[p] = true
+	}
+	return nil
+}
+
+// checkEntry admits files, directories and links whose names stay inside the directory; a hard link must
+// also point inside it. Symlinks may point anywhere: they are resolved in the container's root.
+func checkEntry(hdr *tar.Header) error {
+	if err := insideName(hdr.Name); err != nil {
+		return err
+	}
+	switch hdr.Typeflag {
+	case tar.TypeReg, tar.TypeDir, tar.TypeSymlink:
+		return nil
+	case tar.TypeLink:
+		return insideName(hdr.Linkname)
+	}
+	return badRequest("entry %q is not a file, directory or link (type %q): files takes no devices or pipes", hdr.Name, string(hdr.Typeflag))
+}
+
+func insideName(name string) error {
+	clean := path.Clean(name)
+	if path.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return badRequest("entry %q is not inside the directory: names must be relative, without '..' above it", name)
+	}
+	return nil
+}
