@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -113,8 +114,9 @@ func TestCleanPath(t *testing.T) {
 	}
 	for _, raw := range []string{"", "workspace/a", "/..", "/workspace/../../etc", "/a/../../b", "/a\x00b", "/" + strings.Repeat("a", 5000)} {
 		_, err := cleanPath(raw)
-		g.Expect(err).To(BeAssignableToTypeOf(&StatusError{}), "%q", raw)
-		g.Expect(err.(*StatusError).Status.Code).To(BeEquivalentTo(http.StatusBadRequest), "%q", raw)
+		var se *StatusError
+		g.Expect(errors.As(err, &se)).To(BeTrue(), "%q", raw)
+		g.Expect(se.Status.Code).To(BeEquivalentTo(http.StatusBadRequest), "%q", raw)
 	}
 }
 

@@ -2,6 +2,7 @@ package files
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 )
@@ -26,7 +27,7 @@ type spooled struct {
 func spool(dir string, r io.Reader, limit int64) (*spooled, error) {
 	f, err := os.CreateTemp(dir, "dockside-files-*")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("making a spool file: %w", err)
 	}
 	_ = os.Remove(f.Name()) // the open file lives on without a name
 	src := r
@@ -38,11 +39,13 @@ func spool(dir string, r io.Reader, limit int64) (*spooled, error) {
 		err = errTooLarge
 	}
 	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
+		if _, err = f.Seek(0, io.SeekStart); err != nil {
+			err = fmt.Errorf("rewinding the spool file: %w", err)
+		}
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, err //nolint:wrapcheck // the body's own error: the caller tells the client's from ours
 	}
 	return &spooled{File: f, size: n}, nil
 }

@@ -2,6 +2,7 @@ package files
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -55,8 +56,8 @@ func internal(format string, args ...any) *StatusError {
 // writeStatus answers with err as a Status: a *StatusError as it is, anything else as a 500 carrying its
 // message (the driver's errors carry no Docker text).
 func writeStatus(w http.ResponseWriter, err error) {
-	se, ok := err.(*StatusError)
-	if !ok {
+	var se *StatusError
+	if !errors.As(err, &se) {
 		se = internal("%v", err)
 	}
 	w.Header().Set("Content-Type", "application/json")

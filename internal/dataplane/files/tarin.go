@@ -69,7 +69,7 @@ func copyChecked(tr *tar.Reader, tw *tar.Writer) error {
 		hdr, err := tr.Next()
 		switch {
 		case errors.Is(err, io.EOF):
-			return tw.Close()
+			return tw.Close() //nolint:wrapcheck // into a pipe: its reader sees the error as the stream's
 		case err != nil:
 			return badRequest("the archive is not a valid tar stream or broke off: %v", err)
 		case hdr.Typeflag == tar.TypeXGlobalHeader:

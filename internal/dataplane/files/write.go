@@ -270,7 +270,7 @@ func (b *body) Read(p []byte) (int, error) {
 	if err != nil && (!errors.Is(err, io.EOF) || b.got < b.size) {
 		b.short = true
 	}
-	return n, err
+	return n, err //nolint:wrapcheck // a Reader's io.EOF must stay as it is
 }
 
 // cutShort reports whether the body ended early, and after how many bytes.
