@@ -18,15 +18,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -38,7 +41,10 @@ import (
 	"github.com/dockside-dev/dockside/internal/controller/sandbox"
 	"github.com/dockside-dev/dockside/internal/controller/sandboxservice"
 	"github.com/dockside-dev/dockside/internal/egress"
+	"github.com/dockside-dev/dockside/internal/handoff"
+	"github.com/dockside-dev/dockside/internal/hostfirewall"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
+	"github.com/dockside-dev/dockside/internal/nodewatch"
 )
 
 // Defaults of the agent's options.
@@ -163,7 +169,7 @@ type Options struct {
 var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
 // LeaseName is the name of the Lease an agent holds for node.
-func LeaseName(node string) string { return nodelifecycle.LeasePrefix + node }
+func LeaseName(node string) string { return nodelifecycle.LeaseName(node) }
 
 func (o *Options) defaults() error {
 	if !dnsSubdomain.MatchString(o.Node) || len(o.Node) > 238 {
@@ -256,7 +262,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	mopts := managerOptions(scheme, opts)
 	if opts.LeaderElection {
-		if mopts.LeaderElectionResourceLockInterface, err = nodeLease(cfg, opts, ctrl.LoggerFrom(ctx).WithName("agent")); err != nil {
+		lock := nodelifecycle.Lock{Node: opts.Node, Namespace: opts.LeaseNamespace, HostLockDir: opts.CheckpointDir, RenewDeadline: opts.RenewDeadline}
+		if mopts.LeaderElectionResourceLockInterface, err = nodelifecycle.NewLock(cfg, lock, ctrl.LoggerFrom(ctx).WithName("agent")); err != nil {
 			return nil, err
 		}
 	}
@@ -294,7 +301,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	driver := metered.Wrap(opts.Driver, opts.DockerTimeout)
 	log := ctrl.LoggerFrom(ctx).WithName("agent")
 	if opts.HostFirewall {
-		if err := mgr.Add(&hostFirewall{port: uint16(opts.EgressProxyPort), log: log}); err != nil {
+		if err := mgr.Add(&hostfirewall.Guard{Port: uint16(opts.EgressProxyPort), Log: log}); err != nil {
 			return nil, err
 		}
 	}
@@ -312,14 +319,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 	requeues := make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 1024)
-	freezes := &sandbox.Freezes{}
+	freezes := &handoff.Freezes{}
 	runs := execution.NewRuns()
-	wake := sandbox.NewWakeups(ctx, requeues)
-	verdicts := sandbox.NewVerdicts(wake.Now)
-	r := &sandbox.SandboxReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Driver: driver,
-		Recorder: mgr.GetEventRecorder("dockside-agent"),
-		Options: sandbox.SandboxOptions{
+	wake := handoff.NewWakeups(ctx, requeues)
+	verdicts := handoff.NewVerdicts(wake.Now)
+	recorder := mgr.GetEventRecorder("dockside-agent")
+	r := &sandbox.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Requeues: requeues, Driver: driver,
+		Recorder: recorder,
+		Options: sandbox.Options{
 			Node: opts.Node, Capacity: opts.Capacity, AllocatableMemory: allocatable, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
 			AllowRoot: opts.AllowRoot, Storage: storage, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
@@ -329,52 +337,51 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Archives: store, Registry: registry, Freezes: freezes, Commands: runs, Verdicts: verdicts,
 		Images: imagepuller.New(ctx, driver, pulls, wake.Now), Wake: wake,
 	}
-	if err := r.SetupWithManager(ctx, mgr, sandbox.Watches{
-		Unbound: unbound, Requeues: requeues, Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,
-	}); err != nil {
-		return nil, err
-	}
-	executions := &execution.ExecutionReconciler{
+	executions := &execution.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: runs, Verdicts: verdicts,
-		Freezes: freezes, Recorder: mgr.GetEventRecorder("dockside-agent"),
-		Options: execution.ExecutionOptions{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
+		Freezes: freezes, Recorder: recorder,
+		Options: execution.Options{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
 	}
-	if err := executions.SetupWithManager(ctx, mgr, execution.ExecutionWatches{
-		Workers: opts.Workers, MinBackoff: opts.MinBackoff, MaxBackoff: opts.MaxBackoff,
-	}); err != nil {
-		return nil, err
-	}
-	services := &sandboxservice.SandboxServiceReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), SpecRetry: opts.SpecRetry}
-	if err := services.SetupWithManager(mgr, unbound); err != nil {
-		return nil, err
+	reconcilers := []reconciler{
+		{r, queued(opts)},
+		{executions, queued(opts)},
+		// What it does for Executions no agent took is a courtesy: one worker, in a queue of its own.
+		{untaken{executions}, controller.Options{MaxConcurrentReconciles: 1, RateLimiter: backoff(opts)}},
+		{&sandboxservice.Reconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound,
+			Options: sandboxservice.Options{SpecRetry: opts.SpecRetry},
+		}, controller.Options{}},
 	}
 	if store != nil {
-		checkpoints := &checkpoint.CheckpointReconciler{
+		reconcilers = append(reconcilers, reconciler{&checkpoint.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Store: store, Registry: registry,
-			Freezes: freezes, Wake: wake.Now, Recorder: mgr.GetEventRecorder("dockside-agent"),
-			Options: checkpoint.CheckpointOptions{Node: opts.Node, CaptureTimeout: opts.CaptureTimeout, RecheckPeriod: opts.ArchiveRecheck},
-		}
-		if err := checkpoints.SetupWithManager(ctx, mgr, opts.Workers); err != nil {
-			return nil, err
-		}
+			Freezes: freezes, Wake: wake.Now, Recorder: recorder,
+			Options: checkpoint.Options{Node: opts.Node, CaptureTimeout: opts.CaptureTimeout, RecheckPeriod: opts.ArchiveRecheck},
+		}, controller.Options{MaxConcurrentReconciles: opts.Workers}})
 	}
 	if opts.LeaderElection {
 		// Runs only while this agent holds its own Lease: only a live agent judges others.
-		if err := mgr.Add(&nodelifecycle.Controller{
+		reconcilers = append(reconcilers, reconciler{&nodelifecycle.Reconciler{
 			Client: mgr.GetClient(), Leases: mgr.GetCache(), APIReader: mgr.GetAPIReader(),
-			Node: opts.Node, Namespace: opts.LeaseNamespace, LostAfter: opts.NodeLostAfter,
-		}); err != nil {
+			Options: nodelifecycle.Options{Node: opts.Node, Namespace: opts.LeaseNamespace, LostAfter: opts.NodeLostAfter},
+		}, controller.Options{}})
+	}
+	for _, rc := range reconcilers {
+		if err := rc.SetupWithManager(ctx, mgr, rc.opts); err != nil {
 			return nil, err
 		}
 	}
-	sweeper := sandbox.NewSweeper(r, opts.SweepPeriod, requeues)
+	sweeper := nodewatch.NewSweeper(nodewatch.Sweeper{
+		Cleaner: r, Driver: driver, Sandboxes: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Node: opts.Node,
+		Period: opts.SweepPeriod, Out: requeues,
+	})
 	if err := mgr.Add(sweeper); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(&sandbox.DockerEvents{Driver: driver, Out: requeues, Resync: sweeper.Kick}); err != nil {
+	if err := mgr.Add(&nodewatch.DockerEvents{Driver: driver, Out: requeues, Resync: sweeper.Kick}); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(registered(sandbox.NewPhaseCollector(opts.Node, mgr.GetCache()))); err != nil {
+	if err := mgr.Add(registered(nodewatch.NewPhaseCollector(opts.Node, mgr.GetCache()))); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -387,6 +394,35 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// reconciler is one reconciler of the agent with the options of its controller.
+type reconciler struct {
+	setup
+	opts controller.Options
+}
+
+// setup is the one shape of every reconciler (docs/design/layout.md).
+type setup interface {
+	SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error
+}
+
+// untaken wires the Execution reconciler's courtesy controller (SetupUntakenWithManager) in the same shape.
+type untaken struct{ *execution.Reconciler }
+
+func (u untaken) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	return u.SetupUntakenWithManager(ctx, mgr, opts)
+}
+
+// queued are the controller options of the node's own work: opts.Workers passes at once, each retried after
+// an error with a backoff of its own.
+func queued(opts Options) controller.Options {
+	return controller.Options{MaxConcurrentReconciles: opts.Workers, RateLimiter: backoff(opts)}
+}
+
+// backoff is a fresh rate limiter for one controller's queue: failures are counted per queue.
+func backoff(opts Options) workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.MinBackoff, opts.MaxBackoff)
 }
 
 // registered keeps a collector registered while the agent holds its node's Lease, so that the node's
@@ -433,6 +469,13 @@ func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
 			UsePriorityQueue: ptr.To(false),
 		},
 	}
+}
+
+func leaseDuration(opts Options) time.Duration {
+	if opts.LeaseDuration > 0 {
+		return opts.LeaseDuration
+	}
+	return 15 * time.Second // controller-runtime's default
 }
 
 func durationOrNil(d time.Duration) *time.Duration {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,20 +44,26 @@ func TestImportRulesAreNotVacuous(t *testing.T) {
 			t.Errorf("no package outside %s imports it: the package list is not the agent's", dockerdriver)
 		}
 	})
-	// Until the flat controllers package is split into one package per reconciler, those packages do not
-	// exist yet; once it is gone, every package the table names must exist.
-	splitDone := !listed(pkgs, controllers)
 	for _, prefix := range namedPackages() {
 		t.Run(short(prefix), func(t *testing.T) {
-			switch {
-			case matches(pkgs, prefix):
-			case splitDone:
+			if !matches(pkgs, prefix) {
 				t.Errorf("the import rules name %s, but no package is there: fix the table in rules_test.go", prefix)
-			default:
-				t.Skipf("%s does not exist until controllers/ is split", prefix)
 			}
 		})
 	}
+	t.Run("every reconciler is apart from the others", func(t *testing.T) {
+		var reconcilers []string
+		for _, pkg := range pkgs {
+			if under(pkg.ImportPath, controllers) && pkg.ImportPath != controllers {
+				reconcilers = append(reconcilers, pkg.ImportPath)
+			}
+		}
+		for _, r := range []string{sandbox, execution, checkpoint, sandboxservice, nodelifecycle} {
+			if !slices.Contains(reconcilers, r) {
+				t.Errorf("%s is not among the packages under %s (%v): the apart rule misses it", short(r), short(controllers), reconcilers)
+			}
+		}
+	})
 }
 
 // breaks tells whether importer importing imp goes against the rule.
@@ -64,12 +71,23 @@ func (r importRule) breaks(importer, imp string) bool {
 	if !under(importer, r.importers) || underAny(importer, r.allowed) {
 		return false
 	}
+	if r.apart && under(imp, r.importers) && room(importer, r.importers) != room(imp, r.importers) {
+		return true
+	}
 	for _, f := range r.forbidden {
 		if under(imp, f) && !under(importer, f) {
 			return true
 		}
 	}
 	return false
+}
+
+// room is the first path element of path below prefix ("sandbox" for internal/controller/sandbox/x), "" for
+// prefix itself.
+func room(path, prefix string) string {
+	rest := strings.TrimPrefix(strings.TrimPrefix(path, prefix), "/")
+	first, _, _ := strings.Cut(rest, "/")
+	return first
 }
 
 // namedPackages is every prefix inside the module that the table mentions, each once.
@@ -140,15 +158,6 @@ func under(path, prefix string) bool {
 func underAny(path string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if under(path, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func listed(pkgs []goPackage, path string) bool {
-	for _, p := range pkgs {
-		if p.ImportPath == path {
 			return true
 		}
 	}

@@ -16,32 +16,50 @@ func TestImportRulesDecide(t *testing.T) {
 		{module + "/dockerdriver/metered", "github.com/docker/docker/client", false},
 		{dockerdriver, "github.com/docker/docker/api/types/container", false},
 
-		{execution, sandbox, false},
-		{checkpoint, sandbox, false},
+		// No reconciler imports another, whichever it is, but may have subpackages of its own.
+		{execution, sandbox, true},
+		{checkpoint, sandbox, true},
 		{execution, checkpoint, true},
-		{checkpoint, execution, true},
 		{sandbox, execution, true},
-		{sandbox, checkpoint, true},
 		{sandbox, sandboxservice, true},
 		{sandboxservice, sandbox, true},
-		{sandboxservice, execution, true},
-		{sandboxservice, checkpoint, true},
-		{execution, sandboxservice, true},
+		{nodelifecycle, sandbox, true},
+		{sandbox + "/steps", execution, true},
+		{controllers + "/newkind", sandbox, true},
 		{sandbox + "/admission", sandbox, false},
+		{sandbox, sandbox + "/admission", false},
+		{execution, module + "/internal/handoff", false},
+		{checkpoint, module + "/internal/topology", false},
+		{sandbox, module + "/internal/status", false},
+
+		// Shared contracts and machinery never import a reconciler.
 		{module + "/internal/status", sandbox, true},
+		{module + "/internal/topology", sandbox, true},
+		{module + "/internal/handoff", execution, true},
+		{module + "/internal/nodewatch", sandbox, true},
+		{module + "/internal/prober", sandbox, true},
 		{module + "/internal/imagepuller", execution, true},
 		{dockerdriver + "/metered", sandboxservice, true},
+		{module + "/api/v1alpha1", controllers, true},
 
+		// Only the agent wires them up; tests may import what they exercise.
 		{agent, sandbox, false},
 		{agent, execution, false},
 		{agent, checkpoint, false},
 		{agent, sandboxservice, false},
-		{tests + "/dockercli", sandbox, false},
+		{agent, nodelifecycle, false},
+		{agent, module + "/internal/nodewatch", false},
+		{tests + "/integration/controllers", sandbox, false},
 
+		// Binaries reach reconcilers through the agent, and only binaries and tests import the agent.
 		{cmd + "/dockside-agent", agent, false},
 		{cmd + "/dockside-agent", execution, true},
 		{cmd + "/kubectl-dockside", sandbox, true},
 		{cmd + "/dockside-agent", controllers, true},
+		{tests + "/e2e", agent, false},
+		{module + "/internal/egress", agent, true},
+		{sandbox, agent, true},
+		{module + "/internal/hostfirewall", agent, true},
 	}
 	for _, c := range cases {
 		var broken []string

@@ -16,8 +16,8 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // thawTimeout bounds the thaw after a capture; it runs even when the pass's context has ended, since a
@@ -35,7 +35,7 @@ const storeRetry = 2 * time.Second
 // runs (a paused one stays paused), copies the workspace (or the listed paths) out through the workspace
 // holder into a temporary file, cut off at that bound, thaws, and only then hashes and stores the archive:
 // the Sandbox is frozen for the copy alone, and the archive is streamed, never held in memory.
-func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
+func (r *Reconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	switch _, running, ok := r.Freezes.Hold(sbx, ckpt.Name); {
 	case !ok && running != "":
 		// Freezing the primary under a command would run its deadline on while it is frozen, and capture a
@@ -93,7 +93,7 @@ func (r *CheckpointReconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Che
 // (namespaceQuotaRefused): the Checkpoint waits while captures under way hold the room (they may give it
 // back) and fails for good when the archives kept fill the store. Any other error (the store's folder not
 // writable) is retried with backoff.
-func (r *CheckpointReconciler) storeRefused(ckpt *dsv1alpha1.Checkpoint, err error) (ctrl.Result, error) {
+func (r *Reconciler) storeRefused(ckpt *dsv1alpha1.Checkpoint, err error) (ctrl.Result, error) {
 	var full *archive.FullError
 	var quota *archive.NamespaceQuotaError
 	switch {
@@ -114,7 +114,7 @@ func (r *CheckpointReconciler) storeRefused(ckpt *dsv1alpha1.Checkpoint, err err
 
 // captureFailed fails the Checkpoint for good, saying which part failed, except when Docker could not be
 // reached (nothing happened): that is retried with backoff. bound is what the capture was cut off at.
-func (r *CheckpointReconciler) captureFailed(ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox, bound int64, err error) (ctrl.Result, error) {
+func (r *Reconciler) captureFailed(ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox, bound int64, err error) (ctrl.Result, error) {
 	switch {
 	case dd.IsUnavailable(err):
 		r.wait(ckpt, dsv1alpha1.CheckpointCapturing, dsv1alpha1.ReasonDockerUnavailable, "Docker did not answer; retrying")
@@ -133,10 +133,10 @@ func (r *CheckpointReconciler) captureFailed(ckpt *dsv1alpha1.Checkpoint, sbx *d
 
 // copyOut writes the workspace's archive to w with the primary frozen, and says how long it was frozen (0
 // when it was paused already). The copy is bounded by CaptureTimeout; the thaw happens whatever the copy did.
-func (r *CheckpointReconciler) copyOut(ctx context.Context, sbx *dsv1alpha1.Sandbox, paths []string, w io.Writer) (time.Duration, error) {
+func (r *Reconciler) copyOut(ctx context.Context, sbx *dsv1alpha1.Sandbox, paths []string, w io.Writer) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.Options.CaptureTimeout)
 	defer cancel()
-	names := sandbox.NamesOf(sbx)
+	names := topology.NamesOf(sbx)
 	primary, holder := names.Primary(), names.Holder()
 
 	c, err := r.Driver.ObserveContainer(ctx, primary)
@@ -166,7 +166,7 @@ func (r *CheckpointReconciler) copyOut(ctx context.Context, sbx *dsv1alpha1.Sand
 // (Docker names a copied path by its last element only).
 func copyWorkspace(ctx context.Context, d dd.Driver, holder string, paths []string, w io.Writer) error {
 	if len(paths) == 0 {
-		rc, err := d.CopyFrom(ctx, holder, sandbox.HolderMountPath+"/.")
+		rc, err := d.CopyFrom(ctx, holder, topology.HolderMountPath+"/.")
 		if err != nil {
 			return fmt.Errorf("copying the workspace out: %w", err)
 		}
@@ -177,7 +177,7 @@ func copyWorkspace(ctx context.Context, d dd.Driver, holder string, paths []stri
 	tw := tar.NewWriter(w)
 	for _, p := range paths {
 		p = path.Clean(p)
-		rc, err := d.CopyFrom(ctx, holder, path.Join(sandbox.HolderMountPath, p))
+		rc, err := d.CopyFrom(ctx, holder, path.Join(topology.HolderMountPath, p))
 		if dd.IsNotFound(err) {
 			return fmt.Errorf("path %q is not in the workspace", p)
 		}

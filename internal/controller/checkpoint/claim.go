@@ -14,7 +14,7 @@ import (
 
 // localSandbox is the Checkpoint's Sandbox when it is bound to this node (the manager's cache holds only
 // those); nil otherwise.
-func (r *CheckpointReconciler) localSandbox(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (*dsv1alpha1.Sandbox, error) {
+func (r *Reconciler) localSandbox(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (*dsv1alpha1.Sandbox, error) {
 	sbx := &dsv1alpha1.Sandbox{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: ckpt.Namespace, Name: ckpt.Spec.SandboxName}, sbx)
 	if apierrors.IsNotFound(err) {
@@ -24,7 +24,7 @@ func (r *CheckpointReconciler) localSandbox(ctx context.Context, ckpt *dsv1alpha
 }
 
 // ensureFinalizer keeps a Checkpoint this node takes on until its archive, if any, is released.
-func (r *CheckpointReconciler) ensureFinalizer(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) error {
+func (r *Reconciler) ensureFinalizer(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) error {
 	if controllerutil.ContainsFinalizer(ckpt, dsv1alpha1.FinalizerCleanup) {
 		return nil
 	}
@@ -37,7 +37,7 @@ func (r *CheckpointReconciler) ensureFinalizer(ctx context.Context, ckpt *dsv1al
 // lost its Sandbox for good. One no node took on waits; when its Sandbox is missing or unbound, every agent
 // says so in the same words (so that agents never fight over it); when it is bound to another node, that
 // node's agent takes it on and this one writes nothing.
-func (r *CheckpointReconciler) reportElsewhere(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, error) {
+func (r *Reconciler) reportElsewhere(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, error) {
 	name := ckpt.Spec.SandboxName
 	sbx := &dsv1alpha1.Sandbox{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ckpt.Namespace, Name: name}, sbx)
@@ -64,7 +64,7 @@ func (r *CheckpointReconciler) reportElsewhere(ctx context.Context, ckpt *dsv1al
 // reconcileNormal takes the Checkpoint on for this node and moves it on as its Sandbox allows: it fails
 // when the Sandbox has nothing to capture any more, waits while the Sandbox comes up, records Capturing
 // (so that status.nodeName is stored before any archive is), and captures on the pass after.
-func (r *CheckpointReconciler) reconcileNormal(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
+func (r *Reconciler) reconcileNormal(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	st := &ckpt.Status
 	st.NodeName = r.Options.Node
 	name := sbx.Name
@@ -95,7 +95,7 @@ func (r *CheckpointReconciler) reconcileNormal(ctx context.Context, ckpt *dsv1al
 // freezes the Sandbox and stores an archive, so it must never run on a stale read: a pass that read
 // Capturing from a cache not yet showing the previous pass's Failed or Ready would capture again, leaving an
 // archive no Checkpoint names.
-func (r *CheckpointReconciler) stale(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (bool, error) {
+func (r *Reconciler) stale(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (bool, error) {
 	live := &dsv1alpha1.Checkpoint{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ckpt), live); err != nil {
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err) // gone: its deletion brings a pass

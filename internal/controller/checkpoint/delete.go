@@ -13,7 +13,7 @@ import (
 
 // reconcileDelete removes the Checkpoint's hold on its archive (the archive goes with the last Checkpoint
 // holding it), and its artifact in the checkpoint registry if the agent has one, then lets the Checkpoint go.
-func (r *CheckpointReconciler) reconcileDelete(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, error) {
+func (r *Reconciler) reconcileDelete(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(ckpt, dsv1alpha1.FinalizerCleanup) {
 		return ctrl.Result{}, nil
 	}

@@ -11,7 +11,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // A capture copies out through the workspace holder, which a new session gets on the pass after it came
@@ -21,7 +21,7 @@ func TestCaptureWaitsForTheWorkspaceHolder(t *testing.T) {
 	ctx := context.Background()
 	docker := fake.New("n1")
 	docker.AddImage("holder", dd.ImageInfo{})
-	r := &CheckpointReconciler{Driver: docker, Recorder: events.NewFakeRecorder(10), Options: CheckpointOptions{Node: "n1"}}
+	r := &Reconciler{Driver: docker, Recorder: events.NewFakeRecorder(10), Options: Options{Node: "n1"}}
 	sbx := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "s", UID: "uid-s"}}
 	ckpt := &dsv1alpha1.Checkpoint{}
 
@@ -32,7 +32,7 @@ func TestCaptureWaitsForTheWorkspaceHolder(t *testing.T) {
 	g.Expect(ckpt.Status.Phase).To(Equal(dsv1alpha1.CheckpointCapturing))
 	g.Expect(readyCondition(g, ckpt)).To(Equal(`WaitingForSandbox: waiting for the workspace holder of Sandbox "s" to start`))
 
-	names := sandbox.NamesOf(sbx)
+	names := topology.NamesOf(sbx)
 	holder, err := docker.EnsureContainer(ctx, dd.ContainerSpec{Name: names.Holder(), Owner: names.WorkspaceOwner(),
 		Role: dsv1alpha1.RoleHolder, Image: "holder", Resources: dd.Resources{MemoryBytes: 8 << 20, NanoCPUs: 1e9, PIDs: 16}})
 	g.Expect(err).NotTo(HaveOccurred())

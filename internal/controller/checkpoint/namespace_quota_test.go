@@ -19,7 +19,7 @@ func readyCondition(g *WithT, ckpt *dsv1alpha1.Checkpoint) string {
 
 func TestANamespaceAtItsCapFailsTheCheckpointForGoodSayingUsedAndCap(t *testing.T) {
 	g := NewWithT(t)
-	r := &CheckpointReconciler{Recorder: events.NewFakeRecorder(10), Options: CheckpointOptions{Node: "n1"}}
+	r := &Reconciler{Recorder: events.NewFakeRecorder(10), Options: Options{Node: "n1"}}
 	ckpt := &dsv1alpha1.Checkpoint{}
 	res, err := r.storeRefused(ckpt, &archive.NamespaceQuotaError{Namespace: "team-a", Want: 5 << 20, Used: 3000, Limit: 2048})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -30,7 +30,7 @@ func TestANamespaceAtItsCapFailsTheCheckpointForGoodSayingUsedAndCap(t *testing.
 
 func TestANamespaceWhoseCapturesUnderWayHoldItsRoomWaits(t *testing.T) {
 	g := NewWithT(t)
-	r := &CheckpointReconciler{Recorder: events.NewFakeRecorder(10), Options: CheckpointOptions{Node: "n1"}}
+	r := &Reconciler{Recorder: events.NewFakeRecorder(10), Options: Options{Node: "n1"}}
 	ckpt := &dsv1alpha1.Checkpoint{}
 	res, err := r.storeRefused(ckpt, &archive.NamespaceQuotaError{Namespace: "team-a", Want: 600, Used: 0, Reserved: 600, Limit: 1000})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -11,7 +11,7 @@ import (
 // push copies an archive just stored on this node to the agent's checkpoint registry, if it has one, so
 // that the Checkpoint restores on any node and outlives this one (docs/design/checkpoints.md). The
 // bytes are read from the node's store, verified against their digest on the way.
-func (r *CheckpointReconciler) push(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, a archive.Archive) error {
+func (r *Reconciler) push(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, a archive.Archive) error {
 	if r.Registry == nil {
 		return nil
 	}
@@ -20,7 +20,7 @@ func (r *CheckpointReconciler) push(ctx context.Context, ckpt *dsv1alpha1.Checkp
 
 // unpush deletes the Checkpoint's artifact from the registry, if the agent has one: its manifest, and the
 // archive's blob when no other Checkpoint's manifest names it.
-func (r *CheckpointReconciler) unpush(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) error {
+func (r *Reconciler) unpush(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) error {
 	if r.Registry == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,31 +17,30 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
 	"github.com/dockside-dev/dockside/internal/checkpointregistry"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/status"
-	"k8s.io/apimachinery/pkg/types"
 )
 
-// CheckpointOptions are the node and the agent's timing for Checkpoints.
-type CheckpointOptions struct {
+// Options are the node and the agent's timing for Checkpoints.
+type Options struct {
 	Node           string        // this agent's node name
 	CaptureTimeout time.Duration // bound on one copy out of a workspace (the Sandbox is frozen meanwhile)
 	RecheckPeriod  time.Duration // how often a Ready Checkpoint's archive is looked for on disk
 }
 
-// CheckpointReconciler captures Checkpoints of the Sandboxes on its node into the node's archive store and
+// Reconciler captures Checkpoints of the Sandboxes on its node into the node's archive store and
 // removes their archives when they are deleted. A Checkpoint belongs to the node that stores its archive
 // (status.nodeName); before it has one, to the node its Sandbox is bound to.
-type CheckpointReconciler struct {
+type Reconciler struct {
 	client.Client
 	APIReader client.Reader // reads Sandboxes of any node, to tell a missing one from another node's
 	Driver    dd.Driver
 	Store     *archive.Store
 	Registry  *checkpointregistry.Registry   // where archives are pushed too, to restore on any node; nil: none
-	Freezes   *sandbox.Freezes               // shared with the Sandbox reconciler
+	Freezes   *handoff.Freezes               // shared with the Sandbox reconciler
 	Wake      func(key types.NamespacedName) // brings a pass over a Sandbox once it is thawed
 	Recorder  events.EventRecorder
-	Options   CheckpointOptions
+	Options   Options
 }
 
 // +kubebuilder:rbac:groups=dockside.dev,resources=checkpoints,verbs=get;list;watch;update;patch
@@ -51,7 +51,7 @@ type CheckpointReconciler struct {
 // Reconcile gets the Checkpoint, leaves it alone when another node stores it, either releases its archive
 // (deletion) or takes it on when its Sandbox runs here (the finalizer), and then moves it on, writing its
 // status once at the end: a Ready one has its archive looked at, any other is captured when it can be.
-func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	ckpt := &dsv1alpha1.Checkpoint{}
 	if err := r.Get(ctx, req.NamespacedName, ckpt); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -89,7 +89,7 @@ func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 // checkArchive turns a Ready Checkpoint Failed when its archive is gone or damaged on disk (a cheap look:
 // presence and size; a restore verifies every byte and sets a corrupt archive aside, which this then sees).
-func (r *CheckpointReconciler) checkArchive(ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, error) {
+func (r *Reconciler) checkArchive(ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, error) {
 	err := r.Store.Check(archive.Archive{Digest: ckpt.Status.Digest, Size: ckpt.Status.SizeBytes})
 	switch {
 	case errors.Is(err, archive.ErrMissing):

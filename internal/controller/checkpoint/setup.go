@@ -18,8 +18,8 @@ import (
 
 // SetupWithManager wires the reconciler: every Checkpoint (a Checkpoint not yet taken on belongs to no node),
 // and this node's Sandboxes, whose changes move their Checkpoints on, as does a command in one ending
-// (Freezes). workers captures run at once.
-func (r *CheckpointReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
+// (Freezes). opts.MaxConcurrentReconciles captures run at once.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Checkpoint{}, dsv1alpha1.FieldCheckpointSandboxName, func(o client.Object) []string {
 		return []string{o.(*dsv1alpha1.Checkpoint).Spec.SandboxName}
 	})
@@ -38,13 +38,13 @@ func (r *CheckpointReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		For(&dsv1alpha1.Checkpoint{}).
 		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.checkpointsOf)).
 		WatchesRawSource(source.Channel(freed, handler.EnqueueRequestsFromMapFunc(r.checkpointsOf))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(opts).
 		Complete(r)
 }
 
 // checkpointsOf maps a Sandbox to the Checkpoints it matters to: those of it still to be captured, and the
 // one it restores from (whose restore may have found its archive damaged).
-func (r *CheckpointReconciler) checkpointsOf(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *Reconciler) checkpointsOf(ctx context.Context, obj client.Object) []reconcile.Request {
 	sbx := obj.(*dsv1alpha1.Sandbox)
 	var out []reconcile.Request
 	if sbx.Spec.RestoreFrom != "" {

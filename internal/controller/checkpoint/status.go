@@ -17,12 +17,12 @@ const (
 )
 
 // wait records a phase on the way (Pending or Capturing): Reconciling, not Ready, not Stalled.
-func (r *CheckpointReconciler) wait(ckpt *dsv1alpha1.Checkpoint, phase dsv1alpha1.CheckpointPhase, reason, format string, args ...any) {
+func (r *Reconciler) wait(ckpt *dsv1alpha1.Checkpoint, phase dsv1alpha1.CheckpointPhase, reason, format string, args ...any) {
 	setPhase(ckpt, phase, reason, fmt.Sprintf(format, args...))
 }
 
 // fail records that the Checkpoint failed for good (Stalled), with an Event the first time.
-func (r *CheckpointReconciler) fail(ckpt *dsv1alpha1.Checkpoint, reason, format string, args ...any) {
+func (r *Reconciler) fail(ckpt *dsv1alpha1.Checkpoint, reason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if ckpt.Status.Phase != dsv1alpha1.CheckpointFailed {
 		r.event(ckpt, true, EventCaptureFailed, "Capture", "%s", msg)
@@ -39,7 +39,7 @@ func setPhase(ckpt *dsv1alpha1.Checkpoint, phase dsv1alpha1.CheckpointPhase, rea
 	})
 }
 
-func (r *CheckpointReconciler) event(ckpt *dsv1alpha1.Checkpoint, warning bool, reason, action, note string, args ...any) {
+func (r *Reconciler) event(ckpt *dsv1alpha1.Checkpoint, warning bool, reason, action, note string, args ...any) {
 	typ := corev1.EventTypeNormal
 	if warning {
 		typ = corev1.EventTypeWarning

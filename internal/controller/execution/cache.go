@@ -54,7 +54,7 @@ func trimmed(ex *dsv1alpha1.Execution) *dsv1alpha1.Execution {
 // fullRead reads the whole Execution from the API server, past the cache that holds it trimmed: nil when it
 // is gone or replaced by another of the same name. Its spec cannot change, so any read of the same UID has
 // the spec the Execution was created with.
-func (r *ExecutionReconciler) fullRead(ctx context.Context, ex *dsv1alpha1.Execution) (*dsv1alpha1.Execution, error) {
+func (r *Reconciler) fullRead(ctx context.Context, ex *dsv1alpha1.Execution) (*dsv1alpha1.Execution, error) {
 	full := &dsv1alpha1.Execution{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ex), full); err != nil {
 		return nil, client.IgnoreNotFound(err)

@@ -18,13 +18,14 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	fakedocker "github.com/dockside-dev/dockside/dockerdriver/fake"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/handoff"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // freezeWorld is one agent with a Ready session "s" whose primary runs in a fake Docker, and one Execution
 // "e" queued for it. The cache and the API server are one fake client.
 type freezeWorld struct {
-	r      *ExecutionReconciler
+	r      *Reconciler
 	api    client.Client
 	docker *fakedocker.Driver
 	sbx    *dsv1alpha1.Sandbox
@@ -61,7 +62,7 @@ func newFreezeWorld(t *testing.T, tweak func(*dsv1alpha1.Sandbox)) *freezeWorld 
 
 	docker := fakedocker.New("n1")
 	docker.AddImage("img", dd.ImageInfo{})
-	names := sandbox.NamesOf(sbx)
+	names := topology.NamesOf(sbx)
 	ctx := context.Background()
 	_, err := docker.EnsureContainer(ctx, dd.ContainerSpec{Name: names.Primary(), Owner: names.Owner(), Role: dsv1alpha1.RolePrimary, Image: "img",
 		Resources: dd.Resources{MemoryBytes: 64 << 20, NanoCPUs: 1e9, PIDs: 64}})
@@ -74,10 +75,10 @@ func newFreezeWorld(t *testing.T, tweak func(*dsv1alpha1.Sandbox)) *freezeWorld 
 	base, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	w := &freezeWorld{api: api, docker: docker, sbx: sbx, ex: ex, freed: make(chan types.NamespacedName, 8)}
-	w.r = &ExecutionReconciler{
+	w.r = &Reconciler{
 		Client: api, APIReader: api, Driver: docker, Recorder: events.NewFakeRecorder(10),
-		Runs: NewRuns(), Freezes: &sandbox.Freezes{}, Verdicts: sandbox.NewVerdicts(func(types.NamespacedName) {}),
-		Options: ExecutionOptions{Node: "n1", MaxOutputBytes: 1024},
+		Runs: NewRuns(), Freezes: &handoff.Freezes{}, Verdicts: handoff.NewVerdicts(func(types.NamespacedName) {}),
+		Options: Options{Node: "n1", MaxOutputBytes: 1024},
 		base:    base, ended: make(chan event.GenericEvent, 8),
 	}
 	w.r.Freezes.Notify(func(key types.NamespacedName) { w.freed <- key })
@@ -226,7 +227,7 @@ func TestExecutionWaitsWhileItsSandboxIsPaused(t *testing.T) {
 func TestARunDockerRefusesForAPauseIsQueuedAgain(t *testing.T) {
 	g := NewWithT(t)
 	w := newFreezeWorld(t, nil)
-	primary := sandbox.NamesOf(w.sbx).Primary()
+	primary := topology.NamesOf(w.sbx).Primary()
 	w.docker.SetExecHandler(nil)
 	g.Expect(w.docker.PauseContainer(context.Background(), primary)).To(Succeed())
 	// The pass reads the Sandbox Ready (its status has not caught up with the pause) and launches the run.
@@ -252,7 +253,7 @@ func TestARunDockerRefusesForAPauseIsQueuedAgain(t *testing.T) {
 func TestARunRefusedByAStoppedContainerFails(t *testing.T) {
 	g := NewWithT(t)
 	w := newFreezeWorld(t, nil)
-	g.Expect(w.docker.Exit(sandbox.NamesOf(w.sbx).Primary(), 1)).To(Succeed())
+	g.Expect(w.docker.Exit(topology.NamesOf(w.sbx).Primary(), 1)).To(Succeed())
 	w.pass(g)
 	ex := w.settled(g)
 	g.Expect(ex.Status.Phase).To(Equal(dsv1alpha1.ExecutionFailed))

@@ -42,7 +42,7 @@ func (o outcome) apply(ex *dsv1alpha1.Execution) {
 // replaced by another of the same name, or already ended (a write whose answer was lost). A transient API
 // error is retried briefly (status.RetryTransient); when the write still fails, the caller keeps the outcome
 // for the next pass.
-func (r *ExecutionReconciler) record(ctx context.Context, launched *dsv1alpha1.Execution, o outcome) error {
+func (r *Reconciler) record(ctx context.Context, launched *dsv1alpha1.Execution, o outcome) error {
 	return status.RetryTransient(ctx, func() error {
 		return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 			ex := &dsv1alpha1.Execution{}
@@ -65,7 +65,7 @@ func (r *ExecutionReconciler) record(ctx context.Context, launched *dsv1alpha1.E
 
 // endRunning ends an Execution found Running with no run here: with the outcome its run kept because
 // recording it failed, written by this pass, or else as Lost (endLost).
-func (r *ExecutionReconciler) endRunning(ctx context.Context, ex *dsv1alpha1.Execution) error {
+func (r *Reconciler) endRunning(ctx context.Context, ex *dsv1alpha1.Execution) error {
 	if o, ok := r.Runs.kept(ex.UID); ok {
 		o.apply(ex)
 		return nil

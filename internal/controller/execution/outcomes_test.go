@@ -20,7 +20,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/handoff"
 )
 
 var executions = schema.GroupResource{Group: "dockside.dev", Resource: "executions"}
@@ -28,7 +28,7 @@ var executions = schema.GroupResource{Group: "dockside.dev", Resource: "executio
 // outcomeWorld is an agent whose run of Execution e in Sandbox s has ended, before an API server that
 // refuses the next refuse status writes, each with the next of faults in turn.
 type outcomeWorld struct {
-	r       *ExecutionReconciler
+	r       *Reconciler
 	docker  *fake.Driver
 	events  *events.FakeRecorder
 	poisons []types.NamespacedName // verdicts handed to the Sandbox reconciler
@@ -71,10 +71,10 @@ func newOutcomeWorld(t *testing.T) (*outcomeWorld, *dsv1alpha1.Execution) {
 				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 			},
 		}).Build()
-	w.r = &ExecutionReconciler{
+	w.r = &Reconciler{
 		Client: api, APIReader: api, Driver: w.docker, Recorder: w.events, Runs: NewRuns(),
-		Verdicts: sandbox.NewVerdicts(func(key types.NamespacedName) { w.poisons = append(w.poisons, key) }),
-		Options:  ExecutionOptions{Node: "n1", MaxOutputBytes: 65536},
+		Verdicts: handoff.NewVerdicts(func(key types.NamespacedName) { w.poisons = append(w.poisons, key) }),
+		Options:  Options{Node: "n1", MaxOutputBytes: 65536},
 	}
 	return w, ex
 }

@@ -8,7 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/handoff"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // poisonSandbox has the Sandbox reconciler mark the topology a command ran in TopologyPoisoned with reason:
@@ -16,8 +17,8 @@ import (
 // Sandbox reconciler, the one writer of Sandbox status, then stops the topology and reports the Sandbox
 // Stalled with the same reason; until then it waits (it sees the run through Runs.Running) instead of calling
 // the stopped primary PrimaryExited. A topology rolled since, or already poisoned, is left as it is.
-func (r *ExecutionReconciler) poisonSandbox(ctx context.Context, ex *dsv1alpha1.Execution, t sandbox.Names, reason, message string) error {
-	return r.Verdicts.Poison(ctx, sandbox.Verdict{
+func (r *Reconciler) poisonSandbox(ctx context.Context, ex *dsv1alpha1.Execution, t topology.Names, reason, message string) error {
+	return r.Verdicts.Poison(ctx, handoff.Verdict{
 		Sandbox: t.Sandbox, UID: t.UID, Generation: t.Generation, Reason: reason, Message: message, Related: ex,
 	})
 }
@@ -25,7 +26,7 @@ func (r *ExecutionReconciler) poisonSandbox(ctx context.Context, ex *dsv1alpha1.
 // endLost ends an Execution left Running by an agent that is gone: whether its command ran, and how, is
 // unknown, and the command may still run in the container. So the container is stopped, the Sandbox
 // poisoned, and the Execution fails as Lost, never run again.
-func (r *ExecutionReconciler) endLost(ctx context.Context, ex *dsv1alpha1.Execution) error {
+func (r *Reconciler) endLost(ctx context.Context, ex *dsv1alpha1.Execution) error {
 	live := &dsv1alpha1.Execution{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ex), live); err != nil {
 		return client.IgnoreNotFound(err)
@@ -33,7 +34,7 @@ func (r *ExecutionReconciler) endLost(ctx context.Context, ex *dsv1alpha1.Execut
 	if live.UID != ex.UID || live.Status.Phase != dsv1alpha1.ExecutionRunning {
 		return nil // the cache is behind a run of this agent that has just ended
 	}
-	t := sandbox.Names{
+	t := topology.Names{
 		Sandbox: types.NamespacedName{Namespace: ex.Namespace, Name: ex.Spec.SandboxName},
 		UID:     sandboxOwner(ex), Generation: ex.Status.TopologyGeneration,
 	}

@@ -11,14 +11,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // runPlan is what a command about to start needs: the Sandbox's topology as it is Ready now, and the spec read
 // whole from the API server.
 type runPlan struct {
-	target sandbox.Names
+	target topology.Names
 	spec   dsv1alpha1.ExecutionSpec
 }
 
@@ -26,7 +26,7 @@ type runPlan struct {
 // first in its Sandbox's queue, the Sandbox is Ready and no capture holds it, takes the Sandbox from
 // captures (Freezes), records it Running and returns what to run where. The caller gives the Sandbox back
 // when the command does not start.
-func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (*runPlan, error) {
+func (r *Reconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (*runPlan, error) {
 	st := &ex.Status
 	st.NodeName = r.Options.Node
 	if st.QueueTime == nil {
@@ -78,7 +78,7 @@ func (r *ExecutionReconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha
 	now := metav1.NowMicro()
 	st.Phase, st.StartTime, st.TopologyGeneration = dsv1alpha1.ExecutionRunning, &now, live.Status.TopologyGeneration
 	setExecutionConditions(ex, dsv1alpha1.ReasonRunning, "the command is running")
-	return &runPlan{target: sandbox.NamesOf(live), spec: full.Spec}, nil
+	return &runPlan{target: topology.NamesOf(live), spec: full.Spec}, nil
 }
 
 // admission is whether a Sandbox can run an Execution now: refuse says why it never will, wait why not yet
@@ -137,7 +137,7 @@ func paused(sbx *dsv1alpha1.Sandbox) bool {
 
 // ahead names the Execution this one waits for: one running in the Sandbox, or the first one queued before
 // it; "" when it is first.
-func (r *ExecutionReconciler) ahead(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (string, error) {
+func (r *Reconciler) ahead(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (string, error) {
 	if name := r.Runs.runningIn(sbx.UID); name != "" {
 		return name, nil
 	}
@@ -180,7 +180,7 @@ func queuedBefore(a, b *dsv1alpha1.Execution, seen func(*dsv1alpha1.Execution) *
 }
 
 // seen is when the agent saw the Execution arrive: its stamp, or the arrival noted before it was stamped.
-func (r *ExecutionReconciler) seen(ex *dsv1alpha1.Execution) *metav1.MicroTime {
+func (r *Reconciler) seen(ex *dsv1alpha1.Execution) *metav1.MicroTime {
 	if ex.Status.QueueTime != nil {
 		return ex.Status.QueueTime
 	}
@@ -192,7 +192,7 @@ func (r *ExecutionReconciler) seen(ex *dsv1alpha1.Execution) *metav1.MicroTime {
 }
 
 // arrival is when the watch delivered the Execution to this agent, or now if it did not note it.
-func (r *ExecutionReconciler) arrival(ex *dsv1alpha1.Execution) *metav1.MicroTime {
+func (r *Reconciler) arrival(ex *dsv1alpha1.Execution) *metav1.MicroTime {
 	if at := r.seen(ex); at != nil {
 		return at
 	}
@@ -201,7 +201,7 @@ func (r *ExecutionReconciler) arrival(ex *dsv1alpha1.Execution) *metav1.MicroTim
 }
 
 // noteArrival remembers when an Execution the agent has not stamped yet arrived, and forgets it once stamped.
-func (r *ExecutionReconciler) noteArrival(ex *dsv1alpha1.Execution) {
+func (r *Reconciler) noteArrival(ex *dsv1alpha1.Execution) {
 	if ex.Status.QueueTime != nil {
 		r.arrivals.Delete(ex.UID)
 		return
@@ -213,7 +213,7 @@ func (r *ExecutionReconciler) noteArrival(ex *dsv1alpha1.Execution) {
 // deletes it with its Sandbox. Clients usually set it at creation; this covers those that do not. The cache
 // keeps no other ownerReference, so the patch starts from the whole Execution read from the API server, lest
 // it drop a client's; ex then stands for the version read (or written), trimmed as the cache keeps it.
-func (r *ExecutionReconciler) ensureOwner(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) error {
+func (r *Reconciler) ensureOwner(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) error {
 	if sandboxOwner(ex) != "" {
 		return nil
 	}

@@ -1,6 +1,7 @@
 // Package execution holds the Execution reconciler: it runs the commands of Executions in the session
 // Sandboxes bound to its node, one at a time per Sandbox in creation order, and records their outcome. It
-// names containers and hands poisonings to the Sandbox reconciler through package sandbox's contracts.
+// names containers through internal/topology and hands poisonings to the Sandbox reconciler through
+// internal/handoff, never importing it.
 package execution
 
 import (
@@ -17,12 +18,12 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/status"
 )
 
-// ExecutionOptions are the node's policy for Executions.
-type ExecutionOptions struct {
+// Options are the node's policy for Executions.
+type Options struct {
 	Node           string // this agent's node name
 	MaxOutputBytes int    // node-wide ceiling of spec.maxOutputBytes, per stream
 	// SandboxGrace is how long after its creation an Execution that no agent has taken waits for its Sandbox
@@ -30,19 +31,19 @@ type ExecutionOptions struct {
 	SandboxGrace time.Duration
 }
 
-// ExecutionReconciler runs the Executions of the session Sandboxes bound to this node, one at a time per
+// Reconciler runs the Executions of the session Sandboxes bound to this node, one at a time per
 // Sandbox in creation order. Client reads Executions (every namespace, output stripped) and this node's
 // Sandboxes from the manager's cache; APIReader reads past it where a stale read would start a command
 // that must not run, or end one as Lost that is not.
-type ExecutionReconciler struct {
+type Reconciler struct {
 	client.Client
 	APIReader client.Reader
 	Driver    dd.Driver
 	Recorder  events.EventRecorder
 	Runs      *Runs             // this agent's runs; the Sandbox reconciler reads them as its Commands
-	Verdicts  *sandbox.Verdicts // poisonings handed to the Sandbox reconciler, the one writer of Sandbox status
-	Freezes   *sandbox.Freezes  // the lock between captures and commands, shared with the Checkpoint reconciler; required
-	Options   ExecutionOptions
+	Verdicts  *handoff.Verdicts // poisonings handed to the Sandbox reconciler, the one writer of Sandbox status
+	Freezes   *handoff.Freezes  // the lock between captures and commands, shared with the Checkpoint reconciler; required
+	Options   Options
 
 	base     context.Context         // commands run until the agent stops (set by SetupWithManager)
 	ended    chan event.GenericEvent // Executions whose run has ended
@@ -57,7 +58,7 @@ type ExecutionReconciler struct {
 // when it was left Running by an agent that is gone, or moves it through the queue towards its run. A
 // deleted Execution has its run cancelled. The status is written once, at the end; a command starts only
 // after that write recorded it Running.
-func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	ex := &dsv1alpha1.Execution{}
 	if err := r.Get(ctx, req.NamespacedName, ex); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -116,7 +117,7 @@ func (r *ExecutionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 }
 
 // sandbox reads the Execution's Sandbox from this node's cache; nil when it is not bound here (or gone).
-func (r *ExecutionReconciler) sandbox(ctx context.Context, ex *dsv1alpha1.Execution) (*dsv1alpha1.Sandbox, error) {
+func (r *Reconciler) sandbox(ctx context.Context, ex *dsv1alpha1.Execution) (*dsv1alpha1.Sandbox, error) {
 	sbx := &dsv1alpha1.Sandbox{}
 	err := r.Get(ctx, types.NamespacedName{Namespace: ex.Namespace, Name: ex.Spec.SandboxName}, sbx)
 	if apierrors.IsNotFound(err) {
@@ -129,7 +130,7 @@ func (r *ExecutionReconciler) sandbox(ctx context.Context, ex *dsv1alpha1.Execut
 }
 
 // expire deletes a finished Execution ttlSecondsAfterFinished after it ended.
-func (r *ExecutionReconciler) expire(ctx context.Context, ex *dsv1alpha1.Execution) (ctrl.Result, error) {
+func (r *Reconciler) expire(ctx context.Context, ex *dsv1alpha1.Execution) (ctrl.Result, error) {
 	ttl := ex.Spec.TTLSecondsAfterFinished
 	if ttl == nil || ex.Status.FinishTime == nil {
 		return ctrl.Result{}, nil

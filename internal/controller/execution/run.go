@@ -12,7 +12,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // recordTimeout bounds writing a run's outcome, which happens even when the run was cancelled.
@@ -22,7 +22,7 @@ const recordTimeout = 30 * time.Second
 // ends at once. The run lasts until the command ends, its deadline passes, the Execution is deleted or the
 // agent stops, and then records its own outcome and gives the Sandbox back to captures (Freezes). A command
 // Docker refused to start because the Sandbox was paused meanwhile is queued again (requeue).
-func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
+func (r *Reconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 	t := p.target
 	key := client.ObjectKeyFromObject(ex)
 	ctx, cancel := context.WithCancel(r.base)
@@ -67,7 +67,7 @@ func (r *ExecutionReconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 
 // notifyEnded brings a pass for an Execution whose run has ended, which moves its Sandbox's queue along:
 // passes that ran while the run was still recording its outcome left both alone.
-func (r *ExecutionReconciler) notifyEnded(ex *dsv1alpha1.Execution) {
+func (r *Reconciler) notifyEnded(ex *dsv1alpha1.Execution) {
 	select {
 	case r.ended <- event.GenericEvent{Object: ex}:
 	case <-r.base.Done(): // the agent stops; its successor looks at everything anyway
@@ -76,7 +76,7 @@ func (r *ExecutionReconciler) notifyEnded(ex *dsv1alpha1.Execution) {
 
 // request is the driver's exec for an Execution's whole spec: the command's output is capped at the lower of
 // its maxOutputBytes and the node's ceiling, and nothing it starts may outlive it.
-func (r *ExecutionReconciler) request(spec dsv1alpha1.ExecutionSpec) dd.ExecRequest {
+func (r *Reconciler) request(spec dsv1alpha1.ExecutionSpec) dd.ExecRequest {
 	req := dd.ExecRequest{
 		Command: spec.Command, WorkingDir: spec.WorkingDir, KillSurvivors: true,
 		Timeout:     time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second,
@@ -161,7 +161,7 @@ func refused(res dd.ExecResult, err error) bool {
 // stillPaused looks at a primary whose exec Docker refused: paused (spec.lifecycle turned Paused as the
 // command was about to start) or running again (resumed since), the command may run later, and it says
 // with which reason the Execution waits. Anything else (stopped, gone) is for judge.
-func (r *ExecutionReconciler) stillPaused(ctx context.Context, t sandbox.Names) (string, bool) {
+func (r *Reconciler) stillPaused(ctx context.Context, t topology.Names) (string, bool) {
 	c, err := r.Driver.ObserveContainer(ctx, t.Primary())
 	switch {
 	case err != nil:
@@ -176,7 +176,7 @@ func (r *ExecutionReconciler) stillPaused(ctx context.Context, t sandbox.Names) 
 
 // requeue records a launched Execution Queued again: its command never started, so it takes its turn
 // again, first in its Sandbox's queue, when the Sandbox is Ready and running.
-func (r *ExecutionReconciler) requeue(ctx context.Context, launched *dsv1alpha1.Execution, reason string) error {
+func (r *Reconciler) requeue(ctx context.Context, launched *dsv1alpha1.Execution, reason string) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		ex := &dsv1alpha1.Execution{}
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(launched), ex); err != nil || ex.UID != launched.UID {

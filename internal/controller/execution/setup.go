@@ -2,7 +2,6 @@ package execution
 
 import (
 	"context"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,21 +20,14 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
-// ExecutionWatches are how many Executions the reconciler looks at once and how it backs off.
-type ExecutionWatches struct {
-	Workers    int
-	MinBackoff time.Duration
-	MaxBackoff time.Duration
-}
-
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // SetupWithManager wires the reconciler: Executions (with when each arrived, and their Sandbox's queue moving
 // on when one ends or goes), this node's Sandboxes (whose queues move when they turn Ready or go, or when a
-// capture lets go of them: Freezes), and the untakenReconciler beside it. Commands run under ctx; when the
-// manager stops, it waits for the runs to record
-// their outcome.
-func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, w ExecutionWatches) error {
+// capture lets go of them: Freezes). Commands run under ctx; when the manager stops, it waits for the runs
+// to record their outcome. The Executions no agent has taken have a controller of their own
+// (SetupUntakenWithManager).
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	r.base, r.ended, r.freed = ctx, make(chan event.GenericEvent, 64), make(chan event.GenericEvent, 64)
 	r.Freezes.Notify(r.notifyFreed)
 	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Execution{}, dsv1alpha1.FieldExecutionSandboxName, func(o client.Object) []string {
@@ -51,25 +43,20 @@ func (r *ExecutionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	})); err != nil {
 		return err
 	}
-	if err := r.setupUntaken(mgr, w); err != nil {
-		return err
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("execution").
 		Watches(&dsv1alpha1.Execution{}, r.executionEvents()).
 		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.queueOf)).
 		WatchesRawSource(source.Channel(r.ended, r.executionEvents())).
 		WatchesRawSource(source.Channel(r.freed, handler.EnqueueRequestsFromMapFunc(r.queueOf))).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: w.Workers,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](w.MinBackoff, w.MaxBackoff),
-		}).
+		WithOptions(opts).
 		Complete(r)
 }
 
-// setupUntaken wires the untakenReconciler to the Executions no agent has taken, with one worker and a queue
-// of its own: what it does for them is a courtesy that must not hold up this node's Executions.
-func (r *ExecutionReconciler) setupUntaken(mgr ctrl.Manager, w ExecutionWatches) error {
+// SetupUntakenWithManager wires the untakenReconciler to the Executions no agent has taken, in a controller
+// and queue of its own (the agent gives it one worker): what it does for them is a courtesy that must not
+// hold up this node's Executions.
+func (r *Reconciler) SetupUntakenWithManager(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	untaken := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		ex, ok := o.(*dsv1alpha1.Execution)
 		return ok && ex.Status.NodeName == ""
@@ -77,16 +64,13 @@ func (r *ExecutionReconciler) setupUntaken(mgr ctrl.Manager, w ExecutionWatches)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("execution-untaken").
 		Watches(&dsv1alpha1.Execution{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(untaken)).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: 1,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](w.MinBackoff, w.MaxBackoff),
-		}).
+		WithOptions(opts).
 		Complete(untakenReconciler{r})
 }
 
 // executionEvents enqueues each Execution that changes, notes when new ones arrive (their creation order),
 // and moves the queue of a Sandbox along when one of its Executions changes phase, goes, or ends its run.
-func (r *ExecutionReconciler) executionEvents() handler.Funcs {
+func (r *Reconciler) executionEvents() handler.Funcs {
 	enqueue := func(q queue, o client.Object) {
 		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
 	}
@@ -120,7 +104,7 @@ func (r *ExecutionReconciler) executionEvents() handler.Funcs {
 
 // notifyFreed brings passes over the queue of a Sandbox that a capture or a command has let go of: its
 // Executions waiting SandboxFrozen may start now, and no change of the Sandbox would bring them.
-func (r *ExecutionReconciler) notifyFreed(key types.NamespacedName) {
+func (r *Reconciler) notifyFreed(key types.NamespacedName) {
 	sbx := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	select {
 	case r.freed <- event.GenericEvent{Object: sbx}:
@@ -129,18 +113,18 @@ func (r *ExecutionReconciler) notifyFreed(key types.NamespacedName) {
 }
 
 // enqueueQueue enqueues the unfinished Executions of a Sandbox.
-func (r *ExecutionReconciler) enqueueQueue(ctx context.Context, q queue, namespace, sandbox string) {
+func (r *Reconciler) enqueueQueue(ctx context.Context, q queue, namespace, sandbox string) {
 	for _, req := range r.unfinished(ctx, namespace, sandbox) {
 		q.Add(req)
 	}
 }
 
 // queueOf maps a Sandbox of this node to its unfinished Executions.
-func (r *ExecutionReconciler) queueOf(ctx context.Context, sbx client.Object) []reconcile.Request {
+func (r *Reconciler) queueOf(ctx context.Context, sbx client.Object) []reconcile.Request {
 	return r.unfinished(ctx, sbx.GetNamespace(), sbx.GetName())
 }
 
-func (r *ExecutionReconciler) unfinished(ctx context.Context, namespace, sandbox string) []reconcile.Request {
+func (r *Reconciler) unfinished(ctx context.Context, namespace, sandbox string) []reconcile.Request {
 	var list dsv1alpha1.ExecutionList
 	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{dsv1alpha1.FieldExecutionSandboxName: sandbox}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the Executions of a Sandbox", "sandbox", sandbox)

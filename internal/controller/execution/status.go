@@ -37,7 +37,7 @@ func settle(ex *dsv1alpha1.Execution, phase dsv1alpha1.ExecutionPhase, reason, m
 
 // endPass writes the status a pass arrived at (see status.Pass.End) and, when that write ended the
 // Execution, records its Event. It reports whether the pass's status stands.
-func (r *ExecutionReconciler) endPass(ctx context.Context, pass *status.Pass[*dsv1alpha1.Execution], ex *dsv1alpha1.Execution, result *ctrl.Result, reterr *error) bool {
+func (r *Reconciler) endPass(ctx context.Context, pass *status.Pass[*dsv1alpha1.Execution], ex *dsv1alpha1.Execution, result *ctrl.Result, reterr *error) bool {
 	if !pass.End(ctx, ex, result, reterr) {
 		return false
 	}
@@ -48,7 +48,7 @@ func (r *ExecutionReconciler) endPass(ctx context.Context, pass *status.Pass[*ds
 }
 
 // announce records the Event of an Execution whose end was just written.
-func (r *ExecutionReconciler) announce(ex *dsv1alpha1.Execution) {
+func (r *Reconciler) announce(ex *dsv1alpha1.Execution) {
 	if ex.Status.Phase == dsv1alpha1.ExecutionSucceeded {
 		r.Recorder.Eventf(ex, nil, corev1.EventTypeNormal, EventExecutionSucceeded, "Run", "%s", ex.Status.Message)
 		return

@@ -26,7 +26,7 @@ const DefaultSandboxGrace = 30 * time.Second
 // per such Execution, hence the long period.
 const untakenRecheck = 5 * time.Minute
 
-func (o ExecutionOptions) sandboxGrace() time.Duration {
+func (o Options) sandboxGrace() time.Duration {
 	if o.SandboxGrace <= 0 {
 		return DefaultSandboxGrace
 	}
@@ -42,10 +42,10 @@ func (o ExecutionOptions) sandboxGrace() time.Duration {
 // writes the same phase, reason and message, guarded by the resourceVersion its pass started from: the first
 // write stands, the others conflict and find the Execution finished on their next pass. The agents' turns are
 // staggered, so that the first usually writes alone (docs/design/executions.md).
-type untakenReconciler struct{ *ExecutionReconciler }
+type untakenReconciler struct{ *Reconciler }
 
 func (u untakenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
-	r := u.ExecutionReconciler
+	r := u.Reconciler
 	ex := &dsv1alpha1.Execution{}
 	if err := r.Get(ctx, req.NamespacedName, ex); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -73,7 +73,7 @@ func (u untakenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 // untakenWait says how long an untaken Execution is left alone before it is looked at again: until the grace
 // after its creation and this agent's stagger have passed, or untakenRecheck while the API server has its
 // Sandbox. Zero means it is time and the Sandbox does not exist: it fails.
-func (r *ExecutionReconciler) untakenWait(ctx context.Context, ex *dsv1alpha1.Execution) (time.Duration, error) {
+func (r *Reconciler) untakenWait(ctx context.Context, ex *dsv1alpha1.Execution) (time.Duration, error) {
 	if left := time.Until(ex.CreationTimestamp.Add(r.Options.sandboxGrace() + r.stagger(ex))); left > 0 {
 		return left, nil
 	}
@@ -94,7 +94,7 @@ func (r *ExecutionReconciler) untakenWait(ctx context.Context, ex *dsv1alpha1.Ex
 // node and the Execution's UID, so that a different agent usually goes first for each, and the others then
 // find it finished in their cache instead of writing too. Should the first be down, the next comes seconds
 // later.
-func (r *ExecutionReconciler) stagger(ex *dsv1alpha1.Execution) time.Duration {
+func (r *Reconciler) stagger(ex *dsv1alpha1.Execution) time.Duration {
 	h := fnv.New64a()
 	h.Write([]byte(r.Options.Node + "/" + string(ex.UID)))
 	spread := uint64(r.Options.sandboxGrace()/3) + 1

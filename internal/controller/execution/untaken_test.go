@@ -35,9 +35,9 @@ func newUntakenWorld(t *testing.T, cached []client.Object, elsewhere ...client.O
 	api := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(elsewhere, cached...)...).Build()
 	rec := events.NewFakeRecorder(10)
 	return &untakenWorld{
-		r: untakenReconciler{&ExecutionReconciler{
+		r: untakenReconciler{&Reconciler{
 			Client: cache, APIReader: api, Recorder: rec,
-			Options: ExecutionOptions{Node: "n1", SandboxGrace: testGrace},
+			Options: Options{Node: "n1", SandboxGrace: testGrace},
 		}},
 		cache: cache, events: rec,
 	}
@@ -116,8 +116,8 @@ func TestUntakenWaitsWithoutWriting(t *testing.T) {
 
 func TestStagger(t *testing.T) {
 	g := NewWithT(t)
-	r := &ExecutionReconciler{Options: ExecutionOptions{Node: "n1"}}
-	other := &ExecutionReconciler{Options: ExecutionOptions{Node: "n2"}}
+	r := &Reconciler{Options: Options{Node: "n1"}}
+	other := &Reconciler{Options: Options{Node: "n2"}}
 	differ := 0
 	for _, uid := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		ex := &dsv1alpha1.Execution{ObjectMeta: metav1.ObjectMeta{UID: types.UID("uid-" + uid)}}

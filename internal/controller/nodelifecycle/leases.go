@@ -11,8 +11,11 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 )
 
-// LeasePrefix starts the name of every agent's Lease: dockside-agent-<node> (internal/agent.LeaseName).
+// LeasePrefix starts the name of every agent's Lease: dockside-agent-<node> (LeaseName).
 const LeasePrefix = "dockside-agent-"
+
+// LeaseName is the name of the Lease an agent holds for node.
+func LeaseName(node string) string { return LeasePrefix + node }
 
 // sighting is what this agent last saw of one node's Lease, and when (by its own clock) it saw it change.
 // Loss is judged by this agent's clock only, as client-go's leader election judges a Lease, so that clocks

@@ -29,7 +29,7 @@ import (
 // resourceVersion, so of several agents racing for one Sandbox exactly one wins. Without room it says so in
 // status, in words every agent would use, so that agents never fight over the message. A Sandbox that
 // restores from a Checkpoint is bound only by the node that stores it (see restoreBinding).
-func (r *SandboxReconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandbox) (result ctrl.Result, reterr error) {
+func (r *Reconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandbox) (result ctrl.Result, reterr error) {
 	if !sbx.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
@@ -67,7 +67,7 @@ func (r *SandboxReconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha
 
 // bind sets spec.nodeName to this node when the node has room. handled is true when the Sandbox is bound,
 // by this agent or (a lost race) another.
-func (r *SandboxReconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled bool, err error) {
+func (r *Reconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled bool, err error) {
 	r.admission.Lock()
 	defer r.admission.Unlock()
 	need, refused, err := r.room(ctx, sbx, false)
@@ -92,7 +92,7 @@ func (r *SandboxReconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (
 
 // ensureAdmitted adds the cleanup finalizer, which admits the Sandbox, when the node has room for it; when it
 // has none, refused says why.
-func (r *SandboxReconciler) ensureAdmitted(ctx context.Context, sbx *dsv1alpha1.Sandbox) (refused *refusal, err error) {
+func (r *Reconciler) ensureAdmitted(ctx context.Context, sbx *dsv1alpha1.Sandbox) (refused *refusal, err error) {
 	if controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup) {
 		return nil, nil
 	}
@@ -112,7 +112,7 @@ func (r *SandboxReconciler) ensureAdmitted(ctx context.Context, sbx *dsv1alpha1.
 }
 
 // reportNoRoom is the status of a Sandbox bound here that has to wait for room, saying which room it lacks.
-func (r *SandboxReconciler) reportNoRoom(sbx *dsv1alpha1.Sandbox, refused *refusal) ctrl.Result {
+func (r *Reconciler) reportNoRoom(sbx *dsv1alpha1.Sandbox, refused *refusal) ctrl.Result {
 	sbx.Status.NodeName = r.Options.Node
 	status.Set(sbx, dsv1alpha1.ConditionScheduled, false, refused.reason, refused.message)
 	applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxPending, reason: refused.reason, message: refused.message})
@@ -123,7 +123,7 @@ func (r *SandboxReconciler) reportNoRoom(sbx *dsv1alpha1.Sandbox, refused *refus
 // Sandbox's footprint. It reads the node's cache, not the API server: a list per admission made admitting n
 // Sandboxes cost n lists of up to n objects. What the cache may not show yet, a bind or admission made a
 // moment ago, is counted from r.recent. Callers hold r.admission.
-func (r *SandboxReconciler) room(ctx context.Context, sbx *dsv1alpha1.Sandbox, admittedOnly bool) (need int64, refused *refusal, err error) {
+func (r *Reconciler) room(ctx context.Context, sbx *dsv1alpha1.Sandbox, admittedOnly bool) (need int64, refused *refusal, err error) {
 	if need, err = r.footprintOf(ctx, sbx); err != nil {
 		return 0, nil, err
 	}
@@ -136,7 +136,7 @@ func (r *SandboxReconciler) room(ctx context.Context, sbx *dsv1alpha1.Sandbox, a
 
 // nodeLoad adds up the Sandboxes the node holds, other than self: those admitted, or with admittedOnly
 // false every one bound to it, and those this agent bound or admitted a moment ago.
-func (r *SandboxReconciler) nodeLoad(ctx context.Context, self types.UID, admittedOnly bool) (nodeLoad, error) {
+func (r *Reconciler) nodeLoad(ctx context.Context, self types.UID, admittedOnly bool) (nodeLoad, error) {
 	var list dsv1alpha1.SandboxList
 	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil { // read only
 		return nodeLoad{}, err
@@ -179,7 +179,7 @@ func (r *SandboxReconciler) nodeLoad(ctx context.Context, self types.UID, admitt
 const recentAdmissionTTL = 30 * time.Second
 
 // forgetAdmission drops a Sandbox whose deletion finished: it holds no room any more.
-func (r *SandboxReconciler) forgetAdmission(uid types.UID) {
+func (r *Reconciler) forgetAdmission(uid types.UID) {
 	r.admission.Lock()
 	defer r.admission.Unlock()
 	delete(r.recent, uid)
@@ -192,7 +192,7 @@ type recentAdmission struct {
 }
 
 // remember counts a bind or admission this agent just made until the cache shows it. Callers hold r.admission.
-func (r *SandboxReconciler) remember(uid types.UID, memory int64) {
+func (r *Reconciler) remember(uid types.UID, memory int64) {
 	if r.recent == nil {
 		r.recent = map[types.UID]recentAdmission{}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // checkContainment refuses, before anything of a start is built, what this node will not run: a container
@@ -11,7 +12,7 @@ import (
 // cannot cap. Like an image the node's policy refuses, the refusal is Stalled at once and keeps its reason
 // past the startup deadline; a change of spec that rolls the topology, or an agent started with the flag,
 // starts it again.
-func (r *SandboxReconciler) checkContainment(_ context.Context, s *scope) (bool, error) {
+func (r *Reconciler) checkContainment(_ context.Context, s *scope) (bool, error) {
 	if s.started() {
 		return false, nil
 	}
@@ -20,7 +21,7 @@ func (r *SandboxReconciler) checkContainment(_ context.Context, s *scope) (bool,
 			"%s asks to run as root (runAsRoot: true), which node %s does not allow: its agent runs without --allow-root", who, r.Options.Node)
 		return true, nil
 	}
-	if writableRootBytes(s.sbx.Spec) > 0 {
+	if topology.WritableRootBytes(s.sbx.Spec) > 0 {
 		if can, why := r.Options.Storage.CapsWritableLayer(); !can {
 			s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonWritableRootUnsupported,
 				"rootFilesystem Writable needs its size capped on the node's disk, which node %s cannot do: %s", r.Options.Node, why)
@@ -41,13 +42,4 @@ func rootAsker(s *scope) string {
 		}
 	}
 	return ""
-}
-
-// writableRootBytes is the size the primary's root file system may grow to, or 0 when it is read-only.
-func writableRootBytes(spec dsv1alpha1.SandboxSpec) int64 {
-	fs := spec.RootFilesystem
-	if fs.Mode != dsv1alpha1.RootFilesystemWritable || fs.Size == nil {
-		return 0
-	}
-	return fs.Size.Value()
 }

@@ -18,9 +18,9 @@ import (
 // reconcileDelete removes everything Docker holds for the Sandbox and lets the Sandbox go only once Docker
 // confirms that nothing is left. A removal that fails or whose outcome is uncertain keeps the finalizer,
 // says so in the conditions, and is retried with backoff.
-func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
-	r.probes.forget(client.ObjectKeyFromObject(sbx))
-	r.restores.forget(sbx.UID)
+func (r *Reconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
+	r.probes.Forget(client.ObjectKeyFromObject(sbx))
+	r.restores.Forget(sbx.UID)
 	r.Wake.Cancel(client.ObjectKeyFromObject(sbx)) // a deletion starts nothing: no pass at a startup deadline
 	applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxTerminating, reason: dsv1alpha1.ReasonDeleting, message: "removing the Sandbox's containers, network and workspace"})
 	if err := r.removeOwned(ctx, sbx.UID, sbx.Spec.Services); err != nil {
@@ -50,9 +50,8 @@ func (r *SandboxReconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1
 // removeOwned removes everything of one Sandbox (found by its UID label) that Docker holds for this node,
 // in the order docs/design/docker-mapping.md ("Deletion") gives: primaries, services in reverse start order, networks, the workspace holder,
 // volumes. It then lists again, so that only Docker's own word that nothing is left ends it and frees the
-// Sandbox's topology subnet. The sweeper uses it for orphans, whose spec (and so service order) is gone:
-// services is nil then.
-func (r *SandboxReconciler) removeOwned(ctx context.Context, uid types.UID, services []string) error {
+// Sandbox's topology subnet.
+func (r *Reconciler) removeOwned(ctx context.Context, uid types.UID, services []string) error {
 	match := map[string]string{dsv1alpha1.LabelUID: string(uid)}
 	containers, err := r.Driver.ListContainers(ctx, match)
 	if err != nil {
@@ -102,8 +101,14 @@ func (r *SandboxReconciler) removeOwned(ctx context.Context, uid types.UID, serv
 	return nil
 }
 
+// RemoveOrphan removes everything Docker holds for the Sandbox uid, which no longer exists (the sweeper's
+// orphans, internal/nodewatch): its spec, and so its service order, is gone.
+func (r *Reconciler) RemoveOrphan(ctx context.Context, uid types.UID) error {
+	return r.removeOwned(ctx, uid, nil)
+}
+
 // confirmGone lists once more what removeOwned removed.
-func (r *SandboxReconciler) confirmGone(ctx context.Context, match map[string]string) error {
+func (r *Reconciler) confirmGone(ctx context.Context, match map[string]string) error {
 	containers, err := r.Driver.ListContainers(ctx, match)
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ const (
 )
 
 // event records a Kubernetes Event about sbx. action is what the agent did, in one word.
-func (r *SandboxReconciler) event(sbx *dsv1alpha1.Sandbox, warning bool, reason, action, note string, args ...any) {
+func (r *Reconciler) event(sbx *dsv1alpha1.Sandbox, warning bool, reason, action, note string, args ...any) {
 	typ := corev1.EventTypeNormal
 	if warning {
 		typ = corev1.EventTypeWarning

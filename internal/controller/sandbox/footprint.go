@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // What a Sandbox holds on its node, as admission counts it (docs/design/docker-mapping.md, "Labels, names
@@ -28,21 +29,21 @@ import (
 // footprint is the memory in bytes the Sandbox holds on its node; services are the SandboxServices it
 // names, in spec order, nil where one does not exist.
 func footprint(sbx *dsv1alpha1.Sandbox, services []*dsv1alpha1.SandboxService) int64 {
-	held := workspaceBytes(sbx.Spec.Workspace) + holderLimits.MemoryBytes + secretFilesFootprint(sbx.Spec)
-	if isSettled(sbx) {
+	held := topology.WorkspaceBytes(sbx.Spec.Workspace) + topology.HolderLimits.MemoryBytes + secretFilesFootprint(sbx.Spec)
+	if topology.Settled(sbx) {
 		return held
 	}
-	held += limits(sbx.Spec.Resources).MemoryBytes
+	held += topology.Limits(sbx.Spec.Resources).MemoryBytes
 	for _, svc := range services {
 		if svc != nil {
-			held += limits(svc.Spec.Resources).MemoryBytes
+			held += topology.Limits(svc.Spec.Resources).MemoryBytes
 		}
 	}
 	return held
 }
 
 // footprintOf is footprint with the SandboxServices read from the cache.
-func (r *SandboxReconciler) footprintOf(ctx context.Context, sbx *dsv1alpha1.Sandbox) (int64, error) {
+func (r *Reconciler) footprintOf(ctx context.Context, sbx *dsv1alpha1.Sandbox) (int64, error) {
 	services := make([]*dsv1alpha1.SandboxService, len(sbx.Spec.Services))
 	for i, name := range sbx.Spec.Services {
 		svc := &dsv1alpha1.SandboxService{}

@@ -18,6 +18,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	clientfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -26,7 +27,9 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // What the unit tests of the Sandbox reconciler run on: one node, one namespace and locally present images.
@@ -39,14 +42,14 @@ const (
 	bindRetry   = 5 * time.Second
 )
 
-// harness is a SandboxReconciler over fakes: an in-memory Docker daemon (seen through dockerView), an
+// harness is a Reconciler over fakes: an in-memory Docker daemon (seen through dockerView), an
 // in-memory API server and an event recorder, so that one step or one whole pass can be run and its
 // effects read back. No case hinges on timing: a deadline is reached by reporting a container as started
 // earlier (dockerView.age), never by waiting for it.
 type harness struct {
 	t      *testing.T
 	ctx    context.Context
-	r      *SandboxReconciler
+	r      *Reconciler
 	docker *fake.Driver // the daemon itself, for setting up state and reading it back
 	view   *dockerView  // the daemon as the reconciler sees it
 	client client.Client
@@ -57,6 +60,7 @@ type harness struct {
 	poisons  chan types.NamespacedName                         // signalled when a verdict is handed over
 	requeues chan event.TypedGenericEvent[*dsv1alpha1.Sandbox] // the passes wakeups asked for
 	egress   gateways                                          // where the egress proxy is served
+	probeAge atomic.Int64                                      // how far the prober's clock is ahead, in ns (checkAgain)
 }
 
 // gateways records where the reconciler serves the egress proxy.
@@ -90,6 +94,21 @@ func (g *gateways) serves(gw string) bool {
 	return g.open[netip.MustParseAddr(gw)]
 }
 
+// unboundCache is the fake API server as the reconciler's cache of unbound Sandboxes: a pass only reads it;
+// its informers (SetupWithManager's watch) are not there.
+type unboundCache struct {
+	cache.Cache
+	client.Reader
+}
+
+func (c unboundCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c unboundCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.Reader.List(ctx, list, opts...)
+}
+
 // newHarness makes a reconciler of node testNode whose API server holds objs.
 func newHarness(t *testing.T, objs ...client.Object) *harness {
 	t.Helper()
@@ -115,18 +134,19 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.r = &SandboxReconciler{
-		Client: h.client, APIReader: h.client, Unbound: h.client, Driver: h.view, Recorder: h.events,
-		Options: SandboxOptions{
+	h.r = &Reconciler{
+		Client: h.client, APIReader: h.client, Unbound: unboundCache{Reader: h.client}, Driver: h.view, Recorder: h.events,
+		Options: Options{
 			Node: testNode, Capacity: 10, AllocatableMemory: 64 << 30, HolderImage: holderImage, BindRetry: bindRetry, SpecRetry: specRetry,
 			StopGrace: time.Second, ProbeLimit: 1024, EgressProxyPort: 3128,
 		},
 		Egress:   &h.egress,
-		Freezes:  &Freezes{},
-		Verdicts: NewVerdicts(func(key types.NamespacedName) { h.poisons <- key }),
+		Freezes:  &handoff.Freezes{},
+		Verdicts: handoff.NewVerdicts(func(key types.NamespacedName) { h.poisons <- key }),
 		Images:   imagepuller.New(h.ctx, h.view, pulls, h.wokenByPull),
-		Wake:     NewWakeups(h.ctx, h.requeues),
+		Wake:     handoff.NewWakeups(h.ctx, h.requeues),
 	}
+	h.r.probes.Clock = func() time.Time { return time.Now().Add(time.Duration(h.probeAge.Load())) }
 	return h
 }
 
@@ -286,7 +306,7 @@ func newService(name string, mutate ...func(*dsv1alpha1.SandboxService)) *dsv1al
 // (nil for one that does not exist): what a pass that rolled it recorded.
 func atTopology(sbx *dsv1alpha1.Sandbox, gen int64, services ...*dsv1alpha1.SandboxService) *dsv1alpha1.Sandbox {
 	sbx.Status.TopologyGeneration = gen
-	sbx.Status.TopologyHash = topologyHash(&sbx.Spec, sbx.Spec.Services, services)
+	sbx.Status.TopologyHash = topology.Hash(&sbx.Spec, sbx.Spec.Services, services)
 	sbx.Status.Phase = dsv1alpha1.SandboxStarting
 	for _, name := range sbx.Spec.Services {
 		sbx.Status.Services = append(sbx.Status.Services, dsv1alpha1.ServiceInstanceStatus{Name: name, State: dsv1alpha1.ServicePending})
@@ -403,7 +423,7 @@ func (h *harness) primarySpec(s *scope) dd.ContainerSpec {
 func (h *harness) makeVolume(s *scope) {
 	h.t.Helper()
 	_, err := h.docker.EnsureVolume(h.ctx, dd.VolumeSpec{
-		Name: s.volumeName(), Owner: s.names().WorkspaceOwner(), Role: dsv1alpha1.RoleWorkspace, SizeBytes: workspaceBytes(s.sbx.Spec.Workspace),
+		Name: s.volumeName(), Owner: s.names().WorkspaceOwner(), Role: dsv1alpha1.RoleWorkspace, SizeBytes: topology.WorkspaceBytes(s.sbx.Spec.Workspace),
 	})
 	h.noErr(err)
 }
@@ -525,8 +545,8 @@ func (h *harness) get(sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
 
 // Running steps.
 
-// stepFn is one step of reconcileNormal, as a method expression: (*SandboxReconciler).ensurePrimary.
-type stepFn func(*SandboxReconciler, context.Context, *scope) (bool, error)
+// stepFn is one step of reconcileNormal, as a method expression: (*Reconciler).ensurePrimary.
+type stepFn func(*Reconciler, context.Context, *scope) (bool, error)
 
 // stepCase is one case of a step: the Sandbox, the API objects and the Docker state it starts from, and
 // what the step must leave. A zero want is the outcome a pass starts with (building the topology): the

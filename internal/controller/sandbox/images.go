@@ -33,7 +33,7 @@ type imageNeed struct {
 // and with each VOLUME it declares covered. Pulls run in the background (ImagePuller), all at once; the
 // pass waits for them without holding a worker, and is woken as they move on. A refusal the spec must fix
 // is Stalled at once; the startup deadline then ends the start (see enforceStartupDeadline).
-func (r *SandboxReconciler) ensureImages(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensureImages(ctx context.Context, s *scope) (bool, error) {
 	if s.started() {
 		return false, nil // its images served their purpose
 	}
@@ -55,7 +55,7 @@ func (r *SandboxReconciler) ensureImages(ctx context.Context, s *scope) (bool, e
 }
 
 // imageNeeds lists, in start order, the images of the containers of this topology generation not made yet.
-func (r *SandboxReconciler) imageNeeds(s *scope) []imageNeed {
+func (r *Reconciler) imageNeeds(s *scope) []imageNeed {
 	var out []imageNeed
 	for _, svc := range s.services {
 		if svc == nil || s.containers[s.serviceName(svc.Name)].Exists {
@@ -74,7 +74,7 @@ func (r *SandboxReconciler) imageNeeds(s *scope) []imageNeed {
 
 // ensureImage checks one image. It returns the outcome to wait with while a pull is under way or failed,
 // or stop when the pass ends on it (Stalled, or an error).
-func (r *SandboxReconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*outcome, bool, error) {
+func (r *Reconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*outcome, bool, error) {
 	if r.Options.RequireDigest && !pinned(n.image) {
 		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPinned, "node %s runs only images pinned by digest (name@sha256:<digest>); the image of %s, %s, is not", r.Options.Node, n.what, n.image)
 		return nil, true, nil
@@ -115,7 +115,7 @@ func (r *SandboxReconciler) ensureImage(ctx context.Context, s *scope, n imageNe
 // presentOnly checks an image of pull policy Never: the node must hold it, and the credentials of the
 // Sandbox's namespace must have been verified for it if other credentials pulled it, since no pull may
 // verify them now. It tells whether the pass stops.
-func (r *SandboxReconciler) presentOnly(s *scope, n imageNeed, img dd.ImageInfo, auth *dd.RegistryAuth, authErr error) bool {
+func (r *Reconciler) presentOnly(s *scope, n imageNeed, img dd.ImageInfo, auth *dd.RegistryAuth, authErr error) bool {
 	switch {
 	case !img.Exists:
 		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPresent, "imagePullPolicy of %s is Never and node %s does not hold its image %s", n.what, r.Options.Node, n.image)
@@ -134,7 +134,7 @@ func (r *SandboxReconciler) presentOnly(s *scope, n imageNeed, img dd.ImageInfo,
 // manifest and no layer (docs/design/containment.md, "Pull credentials stay in their namespace"). A refusal is
 // Stalled until the imagePullSecret changes; other failures are tried again like any pull's. It returns the
 // outcome to wait with, or stop when the pass ends on a refusal.
-func (r *SandboxReconciler) verifyCredentials(s *scope, n imageNeed, req imagepuller.Request) (*outcome, bool) {
+func (r *Reconciler) verifyCredentials(s *scope, n imageNeed, req imagepuller.Request) (*outcome, bool) {
 	if st, refused := r.Images.Refused(req); refused {
 		msg := fmt.Sprintf("%s: its registry refused a pull %s (%s)", notVerified(r.Options.Node, n), credentialsOf(n, req.Auth), driverReason(st.Err))
 		if st.News {
@@ -180,7 +180,7 @@ func secretTrouble(err error) string {
 // credentialsProblem handles an imagePullSecret a pull needs but cannot use. A missing Secret is waited for
 // (Secrets are not watched, so it is looked for again later); an unusable one is Stalled until it is fixed
 // or the deadline passes.
-func (r *SandboxReconciler) credentialsProblem(s *scope, n imageNeed, err error) (*outcome, bool, error) {
+func (r *Reconciler) credentialsProblem(s *scope, n imageNeed, err error) (*outcome, bool, error) {
 	var missing *missingPullSecretError
 	var invalid *invalidPullSecretError
 	switch {
@@ -199,7 +199,7 @@ func (r *SandboxReconciler) credentialsProblem(s *scope, n imageNeed, err error)
 
 // followPull records Events as the pull moves on and returns the outcome to wait with until it has ended
 // with the image on the node (a pull Pull returns has not: it runs, or failed).
-func (r *SandboxReconciler) followPull(s *scope, n imageNeed, st imagepuller.State) *outcome {
+func (r *Reconciler) followPull(s *scope, n imageNeed, st imagepuller.State) *outcome {
 	switch {
 	case st.Pulling:
 		if st.News {
@@ -262,7 +262,7 @@ func digestMatches(image, reported string, repoDigests []string) bool {
 
 // checkVolumes refuses an image with a VOLUME that no mount of its container covers: Docker would back it
 // with an anonymous volume on the host's disk, unbounded and outliving the container.
-func (r *SandboxReconciler) checkVolumes(s *scope, n imageNeed, img dd.ImageInfo) bool {
+func (r *Reconciler) checkVolumes(s *scope, n imageNeed, img dd.ImageInfo) bool {
 	vs := n.spec.UncoveredVolumes(img.Volumes)
 	if len(vs) == 0 {
 		return false
@@ -275,13 +275,4 @@ func (r *SandboxReconciler) checkVolumes(s *scope, n imageNeed, img dd.ImageInfo
 // startID names the start going on: a start waits on each pull once, and policy Always pulls once per start.
 func (s *scope) startID() string {
 	return fmt.Sprintf("%s/%d", s.sbx.UID, s.gen())
-}
-
-// scratchMounts turns scratch mounts into the container's tmpfs mounts.
-func scratchMounts(scratch []dsv1alpha1.ScratchMount) []dd.TmpfsMount {
-	out := make([]dd.TmpfsMount, 0, len(scratch))
-	for _, m := range scratch {
-		out = append(out, dd.TmpfsMount{Target: m.MountPath, SizeBytes: m.Size.Value()})
-	}
-	return out
 }

@@ -147,7 +147,7 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 
 func TestEnsureImagesWithCredentialsOthersPulledWith(t *testing.T) {
 	pulled := func(h *harness, s *scope) { pulledByTeamA(t, h) }
-	runStepCases(t, (*SandboxReconciler).ensureImages, []stepCase{
+	runStepCases(t, (*Reconciler).ensureImages, []stepCase{
 		{
 			name:    "the very credentials that pulled it: used without a pull",
 			sbx:     atTopology(newSandbox("s", withImage(privateImage, ""), withPullSecret), 1),
@@ -183,5 +183,5 @@ func TestEnsureImagesWithCredentialsOthersPulledWith(t *testing.T) {
 				h.docker.AddImage(testImage, dd.ImageInfo{ID: "sha256:5ec7e7"})
 			},
 		},
-	}, (*SandboxReconciler).trackStartup)
+	}, (*Reconciler).trackStartup)
 }

@@ -28,7 +28,7 @@ func TestEnsureImages(t *testing.T) {
 	noPulls := func(g Gomega, h *harness, s *scope) {
 		g.Expect(h.docker.Calls(fake.OpPullImage)).To(BeZero())
 	}
-	runStepCases(t, (*SandboxReconciler).ensureImages, []stepCase{
+	runStepCases(t, (*Reconciler).ensureImages, []stepCase{
 		{
 			name:  "images the node holds let the start go on, without a pull",
 			sbx:   atTopology(newSandbox("s"), 1),
@@ -99,7 +99,7 @@ func TestEnsureImages(t *testing.T) {
 			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonDockerUnavailable},
 			message: "inspecting the image of the primary container failed",
 		},
-	}, (*SandboxReconciler).trackStartup)
+	}, (*Reconciler).trackStartup)
 }
 
 // TestEnsureImagesAfterAPull follows a pull to its end: the pass that starts it waits, and the pass after it

@@ -15,6 +15,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 func TestPullAuthReadsTheRegistrysEntry(t *testing.T) {
@@ -32,7 +33,7 @@ func TestPullAuthReadsTheRegistrysEntry(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "garbled"}, Type: corev1.SecretTypeDockerConfigJson,
 			Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte("{not json")}},
 	}
-	r := &SandboxReconciler{APIReader: fake.NewClientBuilder().WithScheme(scheme).WithRuntimeObjects(secrets...).Build()}
+	r := &Reconciler{APIReader: fake.NewClientBuilder().WithScheme(scheme).WithRuntimeObjects(secrets...).Build()}
 	auth := func(secret, image string) (*dd.RegistryAuth, error) {
 		return r.pullAuth(context.Background(), "ns", &dsv1alpha1.LocalObjectReference{Name: secret}, image)
 	}
@@ -68,7 +69,7 @@ func TestDigestMatches(t *testing.T) {
 func TestScratchRollsTheTopologyButPullSettingsDoNot(t *testing.T) {
 	g := NewWithT(t)
 	base := dsv1alpha1.SandboxSpec{Image: "img:1"}
-	hash := func(spec dsv1alpha1.SandboxSpec) string { return topologyHash(&spec, nil, nil) }
+	hash := func(spec dsv1alpha1.SandboxSpec) string { return topology.Hash(&spec, nil, nil) }
 	h := hash(base)
 
 	changed := base
@@ -78,5 +79,11 @@ func TestScratchRollsTheTopologyButPullSettingsDoNot(t *testing.T) {
 	changed = base
 	changed.Scratch = []dsv1alpha1.ScratchMount{{MountPath: "/data", Size: resource.MustParse("8Mi")}}
 	g.Expect(hash(changed)).NotTo(Equal(h))
-	g.Expect(scratchMounts(changed.Scratch)).To(Equal([]dd.TmpfsMount{{Target: "/data", SizeBytes: 8 << 20}}))
+	g.Expect(topology.ScratchMounts(changed.Scratch)).To(Equal([]dd.TmpfsMount{{Target: "/data", SizeBytes: 8 << 20}}))
+}
+
+func TestPinned(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(pinned("img@sha256:abc")).To(BeTrue())
+	g.Expect(pinned("img:1")).To(BeFalse())
 }

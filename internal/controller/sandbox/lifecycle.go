@@ -15,7 +15,7 @@ const pausedMessage = "frozen as spec.lifecycle asks; processes, memory and file
 // ensureLifecycle freezes or thaws the topology as spec.lifecycle asks (cgroup freezer: processes, memory
 // and files are kept). It freezes the primary first and thaws it last, so the untrusted code never runs
 // while a service it talks to is frozen.
-func (r *SandboxReconciler) ensureLifecycle(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensureLifecycle(ctx context.Context, s *scope) (bool, error) {
 	pause := s.sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused
 	if r.Freezes.Held(s.sbx.UID) {
 		s.after(status.StaleRetry) // a capture froze the primary for a moment; look again once it has thawed it
@@ -84,7 +84,7 @@ func (s *scope) topologyContainers() []dd.ContainerInfo {
 }
 
 // fresh is c as Docker has it now; on an error, c as it was seen.
-func (r *SandboxReconciler) fresh(ctx context.Context, c dd.ContainerInfo) (dd.ContainerInfo, error) {
+func (r *Reconciler) fresh(ctx context.Context, c dd.ContainerInfo) (dd.ContainerInfo, error) {
 	now, err := r.Driver.ObserveContainer(ctx, c.Name)
 	if err != nil {
 		return c, err

@@ -11,6 +11,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 func TestEnsureLifecycle(t *testing.T) {
@@ -43,7 +44,7 @@ func TestEnsureLifecycle(t *testing.T) {
 			g.Expect(c.Reason).To(Equal(reason))
 		}
 	}
-	runStepCases(t, (*SandboxReconciler).ensureLifecycle, []stepCase{
+	runStepCases(t, (*Reconciler).ensureLifecycle, []stepCase{
 		{
 			name:    "Paused freezes the primary first, then the services in reverse start order",
 			sbx:     topology(paused),
@@ -116,7 +117,7 @@ func TestEnsureLifecycle(t *testing.T) {
 			stop:    true,
 			err:     true,
 			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonDockerUnavailable},
-			message: "freezing or thawing " + NamesOf(atTopology(newSandbox("s"), 1)).Service("db") + " failed",
+			message: "freezing or thawing " + newScope(atTopology(newSandbox("s"), 1)).serviceName("db") + " failed",
 			check:   pausedCondition(false, dsv1alpha1.ReasonPauseFailed),
 		},
 	})
@@ -138,7 +139,7 @@ func TestReconcileKeepsAPausedSandboxPausedDuringACapture(t *testing.T) {
 	g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxPaused))
 	g.Expect(condition(got, dsv1alpha1.ConditionReady).Reason).To(Equal(dsv1alpha1.ReasonPaused))
 	g.Expect(got.ResourceVersion).To(Equal(paused.ResourceVersion), "nothing to write: the status is as it was")
-	g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StatePaused))
+	g.Expect(h.container(topology.NamesOf(got).Primary()).State).To(Equal(dd.StatePaused))
 }
 
 func TestThawLooksAgainAtAContainerSeenFrozen(t *testing.T) {

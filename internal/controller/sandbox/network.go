@@ -9,6 +9,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // EgressGateways serves the agent's egress proxy on the gateways of the node's Isolated bridges, the only way
@@ -26,7 +27,7 @@ type EgressGateways interface {
 // Unrestricted join the node's shared bridge of their mode, on which containers cannot reach each other,
 // so that address space goes only to topologies that need it. Only Unrestricted bridges route out; an
 // Isolated one reaches out only through the egress proxy on its gateway.
-func (r *SandboxReconciler) ensureNetwork(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensureNetwork(ctx context.Context, s *scope) (bool, error) {
 	if len(s.sbx.Spec.Services) > 0 {
 		return r.ensureOwnNetwork(ctx, s)
 	}
@@ -37,7 +38,7 @@ func (r *SandboxReconciler) ensureNetwork(ctx context.Context, s *scope) (bool, 
 	if !usesSharedNetwork(s.sbx) {
 		return false, nil
 	}
-	n, err := r.Driver.EnsureNetwork(ctx, sharedNetworkSpec(r.Options.Node, s.sbx.Spec.Network.Mode))
+	n, err := r.Driver.EnsureNetwork(ctx, topology.SharedNetworkSpec(r.Options.Node, s.sbx.Spec.Network.Mode))
 	if err != nil {
 		return s.fail(dsv1alpha1.ReasonNetworkFailed, "creating the node's shared network", err)
 	}
@@ -46,13 +47,13 @@ func (r *SandboxReconciler) ensureNetwork(ctx context.Context, s *scope) (bool, 
 }
 
 // ensureOwnNetwork makes the topology's own bridge if it is not there yet.
-func (r *SandboxReconciler) ensureOwnNetwork(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensureOwnNetwork(ctx context.Context, s *scope) (bool, error) {
 	mode := s.sbx.Spec.Network.Mode
 	name := s.networkName()
 	n, ok := s.networks[name]
 	if !ok {
 		spec := dd.NetworkSpec{Name: name, Owner: s.names().Owner(), Internal: mode != dsv1alpha1.NetworkUnrestricted, ICC: true,
-			Bridge: dd.BridgeName(bridgePrefix(mode), name)}
+			Bridge: dd.BridgeName(topology.BridgePrefix(mode), name)}
 		if stop, err := r.topologySubnet(ctx, s, &spec); stop || err != nil {
 			return stop, err
 		}
@@ -73,7 +74,7 @@ func (r *SandboxReconciler) ensureOwnNetwork(ctx context.Context, s *scope) (boo
 
 // serveEgress opens the egress proxy on an Isolated Sandbox's bridge before any of its containers exists,
 // and gives the scope the address its containers are told to use.
-func (r *SandboxReconciler) serveEgress(s *scope, n dd.NetworkInfo) (bool, error) {
+func (r *Reconciler) serveEgress(s *scope, n dd.NetworkInfo) (bool, error) {
 	if s.sbx.Spec.Network.Mode != dsv1alpha1.NetworkIsolated || r.Egress == nil {
 		return false, nil
 	}
@@ -86,27 +87,6 @@ func (r *SandboxReconciler) serveEgress(s *scope, n dd.NetworkInfo) (bool, error
 	}
 	s.proxy = "http://" + netip.AddrPortFrom(gw, uint16(r.Options.EgressProxyPort)).String()
 	return false, nil
-}
-
-// sharedNetworkSpec is the node's shared bridge for Sandboxes without services of mode: inter-container
-// traffic off, routed out only for Unrestricted.
-func sharedNetworkSpec(node string, mode dsv1alpha1.NetworkMode) dd.NetworkSpec {
-	name := dd.NodeNetworkName(node)
-	if mode == dsv1alpha1.NetworkIsolated {
-		name = dd.NodeIsolatedNetworkName(node)
-	}
-	return dd.NetworkSpec{Name: name, Internal: mode != dsv1alpha1.NetworkUnrestricted, ICC: false, Bridge: dd.BridgeName(bridgePrefix(mode), name)}
-}
-
-// bridgePrefix names a bridge for the host firewall by what its Sandboxes may reach.
-func bridgePrefix(mode dsv1alpha1.NetworkMode) string {
-	switch mode {
-	case dsv1alpha1.NetworkIsolated:
-		return dd.BridgeProxied
-	case dsv1alpha1.NetworkUnrestricted:
-		return dd.BridgeOpen
-	}
-	return dd.BridgeClosed
 }
 
 // egressEnv points a container's HTTP clients at the egress proxy, except for the Sandbox's own loopback and
@@ -146,7 +126,7 @@ func topologyNames(s *scope) []string {
 // next Sandbox that needs one makes it again. A Sandbox between its network step and its primary's creation
 // has no container on the bridge yet, so the Sandboxes themselves are asked too (the node's, and the unbound
 // ones that may bind here), or the bridge would go from under it (make bench's soak saw that).
-func (r *SandboxReconciler) releaseSharedNetworks(ctx context.Context) error {
+func (r *Reconciler) releaseSharedNetworks(ctx context.Context) error {
 	inUse, err := r.sharedNetworksWanted(ctx)
 	if err != nil {
 		return err
@@ -170,7 +150,7 @@ func (r *SandboxReconciler) releaseSharedNetworks(ctx context.Context) error {
 }
 
 // sharedNetworksWanted names the shared bridges that live Sandboxes, of this node or not bound yet, join.
-func (r *SandboxReconciler) sharedNetworksWanted(ctx context.Context) (map[string]bool, error) {
+func (r *Reconciler) sharedNetworksWanted(ctx context.Context) (map[string]bool, error) {
 	wanted := map[string]bool{}
 	for _, reader := range []client.Reader{r.Client, r.Unbound} {
 		if reader == nil {
@@ -182,16 +162,17 @@ func (r *SandboxReconciler) sharedNetworksWanted(ctx context.Context) (map[strin
 		}
 		for i := range list.Items {
 			if sbx := &list.Items[i]; sbx.DeletionTimestamp.IsZero() && usesSharedNetwork(sbx) {
-				wanted[sharedNetworkSpec(r.Options.Node, sbx.Spec.Network.Mode).Name] = true
+				wanted[topology.SharedNetworkSpec(r.Options.Node, sbx.Spec.Network.Mode).Name] = true
 			}
 		}
 	}
 	return wanted, nil
 }
 
-// keepEgress serves the egress proxy on the gateways of the node's Isolated bridges that exist, and on no
-// other: a restarted agent serves them again before any pass, and bridges that are gone are let go.
-func (r *SandboxReconciler) keepEgress(networks []dd.NetworkInfo) {
+// KeepEgress serves the egress proxy on the gateways of the node's Isolated bridges that exist, and on no
+// other: a restarted agent serves them again before any pass, and bridges that are gone are let go. The
+// sweeper calls it with every network of the node (internal/nodewatch).
+func (r *Reconciler) KeepEgress(networks []dd.NetworkInfo) {
 	if r.Egress == nil {
 		return
 	}

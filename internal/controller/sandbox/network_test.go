@@ -3,11 +3,9 @@ package sandbox
 import (
 	"net/netip"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -62,7 +60,7 @@ func TestEnsureNetwork(t *testing.T) {
 			g.Expect(s.proxy != "").To(Equal(proxied))
 		}
 	}
-	runStepCases(t, (*SandboxReconciler).ensureNetwork, []stepCase{
+	runStepCases(t, (*Reconciler).ensureNetwork, []stepCase{
 		{
 			name:  "None without services: no network at all",
 			sbx:   atTopology(newSandbox("s", withNetwork(dsv1alpha1.NetworkNone)), 1),
@@ -222,7 +220,7 @@ func TestOnlyIsolatedContainersAreToldAProxy(t *testing.T) {
 	}
 }
 
-func TestSweepServesTheProxyOnExactlyTheIsolatedBridgesThatExist(t *testing.T) {
+func TestKeepEgressServesTheProxyOnExactlyTheIsolatedBridgesThatExist(t *testing.T) {
 	g := NewWithT(t)
 	h := newHarness(t)
 	isolated := newScope(atTopology(newSandbox("a", withNetwork(dsv1alpha1.NetworkIsolated)), 1))
@@ -232,8 +230,9 @@ func TestSweepServesTheProxyOnExactlyTheIsolatedBridgesThatExist(t *testing.T) {
 	gw := h.network(dd.NodeIsolatedNetworkName(testNode)).Gateway
 	h.egress.Keep([]netip.Addr{netip.MustParseAddr("10.120.9.1")}) // a gateway of a bridge gone since, and not the live one
 
-	sweeper := NewSweeper(h.r, time.Hour, make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 8))
-	h.noErr(sweeper.sweep(h.ctx))
+	networks, err := h.docker.ListNetworks(h.ctx, nil) // as the sweeper lists them
+	h.noErr(err)
+	h.r.KeepEgress(networks)
 	g.Expect(h.egress.serves(gw)).To(BeTrue(), "the Isolated bridge's gateway, served again (as after an agent restart)")
 	g.Expect(h.egress.serves("10.120.9.1")).To(BeFalse(), "a bridge that is gone is let go")
 	g.Expect(h.egress.serves(h.network(dd.NodeNetworkName(testNode)).Gateway)).To(BeFalse(), "no proxy on an Unrestricted bridge")

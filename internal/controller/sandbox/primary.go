@@ -9,14 +9,15 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // followPrimary settles the Sandbox when its primary ended or vanished, before anything else is looked at:
 // a run that finished has its result even when its services stopped around the same time.
-func (r *SandboxReconciler) followPrimary(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) followPrimary(ctx context.Context, s *scope) (bool, error) {
 	c := s.containers[s.primaryName()]
 	switch {
-	case ended(c):
+	case topology.Ended(c):
 		return r.primaryEnded(ctx, s, c)
 	case !c.Exists && s.sbx.Status.ContainerID != "":
 		if s.isRun() {
@@ -30,7 +31,7 @@ func (r *SandboxReconciler) followPrimary(ctx context.Context, s *scope) (bool, 
 // ensurePrimary creates and starts the primary once every service is ready, and enforces
 // activeDeadlineSeconds from the host by killing it. A primary that ran is never started again: only a
 // created one is started.
-func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensurePrimary(ctx context.Context, s *scope) (bool, error) {
 	st := &s.sbx.Status
 	c := s.containers[s.primaryName()]
 	if !c.Exists {
@@ -68,7 +69,7 @@ func (r *SandboxReconciler) ensurePrimary(ctx context.Context, s *scope) (bool, 
 
 // primaryEnded records how a primary that ran stopped: a run finishes; a session ends at its deadline or,
 // stopping any other way, poisons its topology.
-func (r *SandboxReconciler) primaryEnded(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
+func (r *Reconciler) primaryEnded(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
 	if s.isRun() {
 		return r.finishRun(ctx, s, c)
 	}
@@ -97,7 +98,7 @@ func deadline(s *scope, c dd.ContainerInfo) (time.Time, bool) {
 }
 
 // enforceDeadline asks for a pass when the deadline comes, and at it kills the primary and settles it.
-func (r *SandboxReconciler) enforceDeadline(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
+func (r *Reconciler) enforceDeadline(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
 	at, ok := deadline(s, c)
 	if !ok {
 		return false, nil
@@ -115,7 +116,7 @@ func (r *SandboxReconciler) enforceDeadline(ctx context.Context, s *scope, c dd.
 		return s.fail(dsv1alpha1.ReasonDockerUnavailable, "observing the primary container", err)
 	}
 	s.containers[c.Name] = killed
-	if !ended(killed) {
+	if !topology.Ended(killed) {
 		s.after(status.StaleRetry)
 		return true, nil
 	}

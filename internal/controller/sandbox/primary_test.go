@@ -11,6 +11,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 func TestEnsurePrimary(t *testing.T) {
@@ -39,7 +40,7 @@ func TestEnsurePrimary(t *testing.T) {
 	}
 	sessionRunning := outcome{phase: dsv1alpha1.SandboxRunning, ready: true, reason: dsv1alpha1.ReasonRunning}
 	started := "Normal " + EventStarted
-	runStepCases(t, (*SandboxReconciler).ensurePrimary, []stepCase{
+	runStepCases(t, (*Reconciler).ensurePrimary, []stepCase{
 		{
 			name:   "a session's primary is made and started: Ready, Running",
 			sbx:    atTopology(newSandbox("s"), 1),
@@ -153,7 +154,7 @@ func TestEnsurePrimary(t *testing.T) {
 				g.Expect(c.State).To(Equal(dd.StateExited))
 				g.Expect(c.ExitCode).To(Equal(137), "killed, no grace")
 				g.Expect(s.sbx.Status.FinishTime).NotTo(BeNil())
-				g.Expect(isPoisoned(s.sbx)).To(BeFalse())
+				g.Expect(topology.Poisoned(s.sbx)).To(BeFalse())
 			},
 		},
 		{
@@ -185,5 +186,5 @@ func TestEnsurePrimary(t *testing.T) {
 				g.Expect(h.container(s.primaryName()).State).To(Equal(dd.StateRunning))
 			},
 		},
-	}, (*SandboxReconciler).ensureNetwork)
+	}, (*Reconciler).ensureNetwork)
 }

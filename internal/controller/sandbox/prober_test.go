@@ -2,25 +2,23 @@ package sandbox
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // checksDone waits until no readiness check or restore is outstanding: each has stored its result for a pass
 // to take.
 func (h *harness) checksDone() {
 	h.t.Helper()
-	outstanding := func() int { return h.r.probes.jobs.outstanding() + h.r.restores.outstanding() }
+	outstanding := func() int { return h.r.probes.Outstanding() + h.r.restores.Outstanding() }
 	NewWithT(h.t).Eventually(outstanding, 10*time.Second, 5*time.Millisecond).Should(BeZero(), "background jobs still outstanding")
 }
 
@@ -83,7 +81,7 @@ func TestReconcileDoesNotWaitForAReadinessCheck(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	got = h.get(sbx)
 	g.Expect(got.Status.Services[0].State).To(Equal(dsv1alpha1.ServiceReady))
-	g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StateRunning))
+	g.Expect(h.container(topology.NamesOf(got).Primary()).State).To(Equal(dd.StateRunning))
 	g.Expect(isReady(got)).To(BeTrue())
 }
 
@@ -104,65 +102,4 @@ func TestCompletedCheckIsCountedOnce(t *testing.T) {
 	h.checksDone()
 	g.Expect(h.docker.Calls(fake.OpExec)).To(Equal(1))
 	g.Expect(sbx.Status.Services[0].Message).To(ContainSubstring("1 of 3 failures in a row"))
-}
-
-// TestProberBoundsChecks: no more than the limit of checks run at once, one per container at most; the rest
-// wait for a slot, and each completion wakes its Sandbox.
-func TestProberBoundsChecks(t *testing.T) {
-	g := NewWithT(t)
-	var p prober
-	var running, most atomic.Int32
-	release := make(chan struct{})
-	run := func(context.Context) probeResult {
-		n := running.Add(1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-		}
-		<-release
-		running.Add(-1)
-		return probeResult{failure: "exited with code 1"}
-	}
-	var wakes sync.WaitGroup
-	owners := []types.NamespacedName{{Namespace: "a", Name: "1"}, {Namespace: "a", Name: "2"}, {Namespace: "b", Name: "1"}, {Namespace: "b", Name: "2"}, {Namespace: "c", Name: "1"}}
-	for _, o := range owners {
-		wakes.Add(1)
-		for range 2 { // a second request for the same container while its check is outstanding starts none
-			p.request(t.Context(), o, "svc", 2, run, wakes.Done)
-		}
-	}
-	g.Eventually(running.Load).Should(Equal(int32(2)))
-	g.Consistently(running.Load, 200*time.Millisecond).Should(Equal(int32(2)))
-	close(release)
-	wakes.Wait()
-	g.Expect(most.Load()).To(Equal(int32(2)))
-	for _, o := range owners {
-		res, failures, ok := p.take(o, "svc", time.Minute)
-		g.Expect(ok).To(BeTrue())
-		g.Expect(res.failure).To(Equal("exited with code 1"))
-		g.Expect(failures).To(Equal(1))
-		_, _, ok = p.take(o, "svc", time.Minute)
-		g.Expect(ok).To(BeFalse(), "a result is taken once")
-	}
-}
-
-// TestProberForgetDropsOutstandingChecks: forgetting a Sandbox (deleted, rolled) cancels its running check,
-// whose result is dropped without a wake, so that no later pass reads it.
-func TestProberForgetDropsOutstandingChecks(t *testing.T) {
-	g := NewWithT(t)
-	var p prober
-	owner := types.NamespacedName{Namespace: "a", Name: "1"}
-	started, ended := make(chan struct{}), make(chan struct{})
-	var woken atomic.Bool
-	run := func(ctx context.Context) probeResult {
-		close(started)
-		<-ctx.Done()
-		defer close(ended)
-		return probeResult{failure: "timed out after 30s"}
-	}
-	p.request(t.Context(), owner, "svc", 1, run, func() { woken.Store(true) })
-	<-started
-	p.forget(owner)
-	<-ended
-	g.Consistently(woken.Load, 100*time.Millisecond).Should(BeFalse())
-	_, _, ok := p.take(owner, "svc", time.Minute)
-	g.Expect(ok).To(BeFalse())
 }

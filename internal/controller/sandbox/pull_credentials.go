@@ -43,7 +43,7 @@ type dockerConfig struct {
 // pullAuth reads the credentials for image's registry from the kubernetes.io/dockerconfigjson Secret ref
 // names (nil: none), straight from the API server like env Secrets, so that the agent keeps no copy of
 // Secrets. A Secret without an entry for that registry means an anonymous pull, as in Kubernetes.
-func (r *SandboxReconciler) pullAuth(ctx context.Context, namespace string, ref *dsv1alpha1.LocalObjectReference, image string) (*dd.RegistryAuth, error) {
+func (r *Reconciler) pullAuth(ctx context.Context, namespace string, ref *dsv1alpha1.LocalObjectReference, image string) (*dd.RegistryAuth, error) {
 	if ref == nil {
 		return nil, nil
 	}

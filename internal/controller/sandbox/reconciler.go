@@ -1,7 +1,7 @@
 // Package sandbox holds the Sandbox reconciler: it binds unbound Sandboxes to its node while the node has
 // room and converges the Sandboxes bound there onto the node's Docker daemon, through dockerdriver only. It is
-// the one writer of Sandbox status. Its exported contracts (Names, Verdicts, Freezes, Commands) are what the
-// Execution and Checkpoint reconcilers use of it (docs/design/layout.md).
+// the one writer of Sandbox status. What other reconcilers hand it (poisonings, holds, running commands) comes
+// through internal/handoff; the Docker names it builds by are internal/topology's (docs/design/layout.md).
 package sandbox
 
 import (
@@ -13,19 +13,24 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
 	"github.com/dockside-dev/dockside/internal/checkpointregistry"
+	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
+	"github.com/dockside-dev/dockside/internal/jobs"
+	"github.com/dockside-dev/dockside/internal/prober"
 	"github.com/dockside-dev/dockside/internal/status"
 )
 
-// SandboxOptions are the node's policy and the agent's timing.
-type SandboxOptions struct {
+// Options are the node's policy and the agent's timing.
+type Options struct {
 	Node          string // this agent's node name
 	Capacity      int    // most Sandboxes this node holds (finished runs too, until deleted); at least 1
 	RequireDigest bool   // refuse images that are not pinned by digest (name@sha256:...)
@@ -56,21 +61,23 @@ type SandboxOptions struct {
 	RestoreConcurrency int
 }
 
-// SandboxReconciler converges Sandboxes onto Docker. Client reads Sandboxes bound to this node from the
-// manager's cache; Unbound reads those bound to no node; APIReader reads past the caches where a stale read
-// would do harm (capacity, roll decisions, orphans) or where caching would copy every Secret into memory.
-type SandboxReconciler struct {
+// Reconciler converges Sandboxes onto Docker. Client reads Sandboxes bound to this node from the
+// manager's cache; Unbound, a second cache, holds those bound to no node; APIReader reads past the caches
+// where a stale read would do harm (capacity, roll decisions, orphans) or where caching would copy every
+// Secret into memory. Requeues are passes asked for by Docker events, the sweeper and wakeups.
+type Reconciler struct {
 	client.Client
 	APIReader client.Reader
-	Unbound   client.Reader
+	Unbound   cache.Cache
+	Requeues  <-chan event.TypedGenericEvent[*dsv1alpha1.Sandbox]
 	Driver    dd.Driver
 	Recorder  events.EventRecorder
-	Options   SandboxOptions
+	Options   Options
 	Archives  *archive.Store               // the node's Checkpoint archives, for restoreFrom; nil: restores are refused
 	Registry  *checkpointregistry.Registry // where Checkpoints of other nodes are pulled from; nil: none
-	Freezes   *Freezes                     // Sandboxes a capture holds frozen, whose lifecycle is left alone meanwhile
-	Commands  Commands                     // Executions' commands running in Sandboxes, whose outcome says why a primary stopped
-	Verdicts  *Verdicts                    // poisonings decided by Executions' runs, which this reconciler writes
+	Freezes   *handoff.Freezes             // Sandboxes a capture holds frozen, whose lifecycle is left alone meanwhile
+	Commands  handoff.Commands             // Executions' commands running in Sandboxes, whose outcome says why a primary stopped
+	Verdicts  *handoff.Verdicts            // poisonings decided by Executions' runs, which this reconciler writes
 
 	// Subnets gives topology networks their subnets; nil lets Docker's default pools choose.
 	Subnets *TopologySubnets
@@ -79,12 +86,12 @@ type SandboxReconciler struct {
 	Egress EgressGateways
 
 	Images *imagepuller.Puller // pulls images in the background for the Sandboxes waiting on them; required
-	Wake   *Wakeups            // passes at startup deadlines, past any error backoff; required
+	Wake   *handoff.Wakeups    // passes at startup deadlines, past any error backoff; required
 
-	admission sync.Mutex                     // one bind or admission at a time, so that concurrent passes never overfill the node
-	recent    map[types.UID]recentAdmission  // binds and admissions the cache may not show yet; guarded by admission
-	probes    prober                         // readiness checks running off the workers, and their results
-	restores  jobs[types.UID, restoreResult] // restores from Checkpoints running off the workers, by Sandbox UID
+	admission sync.Mutex                          // one bind or admission at a time, so that concurrent passes never overfill the node
+	recent    map[types.UID]recentAdmission       // binds and admissions the cache may not show yet; guarded by admission
+	probes    prober.Prober                       // readiness checks running off the workers, and their results
+	restores  jobs.Jobs[types.UID, restoreResult] // restores from Checkpoints running off the workers, by Sandbox UID
 }
 
 // +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes,verbs=get;list;watch;update;patch;delete
@@ -96,12 +103,12 @@ type SandboxReconciler struct {
 
 // Reconcile gets the Sandbox, binds it if it is unbound, admits it (the finalizer) when the node has room,
 // and then either cleans it up or converges it, writing its status once at the end.
-func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	sbx, err := r.fetch(ctx, req.NamespacedName)
 	if sbx == nil || err != nil {
-		r.probes.forget(req.NamespacedName)
+		r.probes.Forget(req.NamespacedName)
 		if sbx == nil && err == nil {
-			r.Verdicts.settle(req.NamespacedName) // gone: a verdict about it is moot
+			r.Verdicts.Settle(req.NamespacedName) // gone: a verdict about it is moot
 		}
 		return ctrl.Result{}, err
 	}
@@ -126,14 +133,14 @@ func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	verdict := r.applyVerdict(ctx, sbx)
 	defer func() {
 		if cleanedUp(sbx) {
-			r.Verdicts.settle(req.NamespacedName)
+			r.Verdicts.Settle(req.NamespacedName)
 			return
 		}
 		if pass.End(ctx, sbx, &result, &reterr) {
 			recordTransitions(pass.Before(), sbx)
 			if verdict != nil {
 				r.announceVerdict(sbx, verdict)
-				r.Verdicts.settle(req.NamespacedName) // its write stands
+				r.Verdicts.Settle(req.NamespacedName) // its write stands
 			}
 		}
 	}()
@@ -152,7 +159,7 @@ func (r *SandboxReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 
 // fetch reads the Sandbox from the node's cache, then from the cache of unbound ones; nil when it is in
 // neither (deleted, or bound to another node).
-func (r *SandboxReconciler) fetch(ctx context.Context, key types.NamespacedName) (*dsv1alpha1.Sandbox, error) {
+func (r *Reconciler) fetch(ctx context.Context, key types.NamespacedName) (*dsv1alpha1.Sandbox, error) {
 	for _, reader := range []client.Reader{r.Client, r.Unbound} {
 		sbx := &dsv1alpha1.Sandbox{}
 		err := reader.Get(ctx, key, sbx)
@@ -173,7 +180,7 @@ func cleanedUp(sbx *dsv1alpha1.Sandbox) bool {
 
 // reconcileNormal converges the Sandbox one step after another; a step that has to wait, or that settles
 // the Sandbox, ends the pass. Every step is idempotent, so a pass cut short anywhere is simply run again.
-func (r *SandboxReconciler) reconcileNormal(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
+func (r *Reconciler) reconcileNormal(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	s := newScope(sbx)
 	var err error
 	for _, run := range []step{

@@ -17,6 +17,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // pass runs one Reconcile over sbx.
@@ -70,7 +71,7 @@ func TestReconcileBuildsAndCleansUp(t *testing.T) {
 			name:    "an Isolated session with a service that has a readiness check",
 			sbx:     bound(newSandbox("python", withNetwork(dsv1alpha1.NetworkIsolated), withServices("redis"))),
 			objects: []client.Object{redis},
-			network: NamesOf(atTopology(newSandbox("python"), 1)).Network(),
+			network: topology.NamesOf(atTopology(newSandbox("python"), 1)).Network(),
 			service: "redis",
 			events: []string{"Normal " + EventNetworkCreated, "Normal " + EventServiceStarted,
 				"Normal " + EventServiceReady, "Normal " + EventStarted, "Normal " + EventWorkspaceCreated},
@@ -94,7 +95,7 @@ func TestReconcileBuildsAndCleansUp(t *testing.T) {
 			g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxStarting))
 
 			got = h.passUntil(g, tc.sbx, 5, isReady)
-			names := NamesOf(got)
+			names := topology.NamesOf(got)
 			g.Expect(h.container(names.Holder()).Exists).To(BeFalse(), "Ready before the workspace holder is made")
 			got = h.holderPass(g, got)
 			st := got.Status
@@ -146,7 +147,7 @@ func TestReconcileRunsARunToItsResult(t *testing.T) {
 	g.Expect(isReady(got)).To(BeFalse(), "a run is Ready only once it succeeded")
 	g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, dsv1alpha1.ConditionReconciling)).To(BeTrue())
 
-	primary := NamesOf(got).Primary()
+	primary := topology.NamesOf(got).Primary()
 	h.noErr(h.docker.WriteLogs(primary, []byte("hello\n")))
 	h.noErr(h.docker.Exit(primary, 0))
 	got = h.passUntil(g, sbx, 1, isReady)
@@ -179,7 +180,7 @@ func (h *harness) holderPass(g Gomega, sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sand
 	g.Expect(err).NotTo(HaveOccurred())
 	got := h.get(sbx)
 	g.Expect(got.ResourceVersion).To(Equal(sbx.ResourceVersion), "the holder's pass writes nothing")
-	g.Expect(h.container(NamesOf(got).Holder()).State).To(Equal(dd.StateRunning), "the holder runs after the pass the start asked for")
+	g.Expect(h.container(topology.NamesOf(got).Holder()).State).To(Equal(dd.StateRunning), "the holder runs after the pass the start asked for")
 	return got
 }
 
@@ -228,8 +229,8 @@ func TestReconcileWritesAVerdict(t *testing.T) {
 				res, err := h.pass(sbx)
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(res.RequeueAfter).To(Equal(status.StaleRetry))
-				g.Expect(isPoisoned(h.get(sbx))).To(BeFalse())
-				g.Expect(h.pending(client.ObjectKeyFromObject(sbx))).To(BeTrue(), "the verdict waits for a write that stands")
+				g.Expect(topology.Poisoned(h.get(sbx))).To(BeFalse())
+				g.Expect(h.pending(sbx)).To(BeTrue(), "the verdict waits for a write that stands")
 				g.Expect(h.recorded()).To(BeEmpty())
 			}
 
@@ -241,14 +242,14 @@ func TestReconcileWritesAVerdict(t *testing.T) {
 			g.Expect(c.Reason).To(Equal(dsv1alpha1.ReasonDeadlineExceeded))
 			g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxFailed))
 			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, dsv1alpha1.ConditionStalled)).To(BeTrue())
-			g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StateRunning), "the pass that records the verdict acts on nothing")
+			g.Expect(h.container(topology.NamesOf(got).Primary()).State).To(Equal(dd.StateRunning), "the pass that records the verdict acts on nothing")
 			g.Eventually(done).WithTimeout(time.Minute).Should(Receive(BeNil()), "the run's wait ends once the write stands")
 			g.Expect(h.recorded()).To(Equal([]string{"Warning " + EventPoisoned}))
 
 			_, err = h.pass(got) // the pass that reads the verdict back
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StateExited), "the poisoned topology is stopped")
-			g.Expect(h.container(NamesOf(got).Holder()).State).To(Equal(dd.StateRunning), "its workspace kept")
+			g.Expect(h.container(topology.NamesOf(got).Primary()).State).To(Equal(dd.StateExited), "the poisoned topology is stopped")
+			g.Expect(h.container(topology.NamesOf(got).Holder()).State).To(Equal(dd.StateRunning), "its workspace kept")
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/archive"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // ensureRestored gives a Sandbox with restoreFrom its Checkpoint's files: after the workspace exists (held
@@ -25,7 +26,7 @@ import (
 // Restored=True records it, and a primary that exists (of any generation) proves it even when that record
 // was lost with a status write (the pass that took the restore's outcome read a stale Sandbox); the record
 // is then written again, without the copy's details.
-func (r *SandboxReconciler) ensureRestored(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensureRestored(ctx context.Context, s *scope) (bool, error) {
 	name := s.sbx.Spec.RestoreFrom
 	switch {
 	case name == "" || meta.IsStatusConditionTrue(s.sbx.Status.Conditions, dsv1alpha1.ConditionRestored):
@@ -56,7 +57,7 @@ func (r *SandboxReconciler) ensureRestored(ctx context.Context, s *scope) (bool,
 	return r.restore(ctx, s, ckpt)
 }
 
-// defaultRestoreConcurrency is how many restores run at once when SandboxOptions.RestoreConcurrency is 0.
+// defaultRestoreConcurrency is how many restores run at once when Options.RestoreConcurrency is 0.
 const defaultRestoreConcurrency = 2
 
 // errRestoreCancelled is the outcome of a restore that never ran: the agent stops.
@@ -77,8 +78,8 @@ type restoreResult struct {
 // (copyIn), off the reconcile workers: a large archive takes a minute or more, which must delay no other
 // Sandbox's pass. The Sandbox waits in Starting (Restoring) until the restore's end wakes it; the pass
 // that follows takes its outcome, once, and goes on or fails as the copy did.
-func (r *SandboxReconciler) restore(ctx context.Context, s *scope, ckpt *dsv1alpha1.Checkpoint) (bool, error) {
-	res, ok := r.restores.take(s.sbx.UID)
+func (r *Reconciler) restore(ctx context.Context, s *scope, ckpt *dsv1alpha1.Checkpoint) (bool, error) {
+	res, ok := r.restores.Take(s.sbx.UID)
 	if !ok {
 		r.startRestore(s, ckpt)
 		s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonRestoring, "copying the files of Checkpoint %q into the workspace", ckpt.Name)
@@ -100,12 +101,12 @@ func (r *SandboxReconciler) restore(ctx context.Context, s *scope, ckpt *dsv1alp
 // startRestore starts the Sandbox's restore unless one is running or its outcome waits to be taken. It is
 // keyed by the Sandbox's UID, as the workspace is: a roll does not cut it short, the Sandbox's deletion
 // does (reconcileDelete). Its end wakes the Sandbox.
-func (r *SandboxReconciler) startRestore(s *scope, ckpt *dsv1alpha1.Checkpoint) {
+func (r *Reconciler) startRestore(s *scope, ckpt *dsv1alpha1.Checkpoint) {
 	key, holder, deadline := s.key(), s.holderName(), s.startupDeadline
 	res := restoreResult{checkpoint: ckpt.Name, uid: ckpt.UID, namespace: ckpt.Namespace, archive: archive.Archive{Digest: ckpt.Status.Digest, Size: ckpt.Status.SizeBytes}}
 	cancelled := res
 	cancelled.doing, cancelled.err = "restoring Checkpoint "+ckpt.Name, errRestoreCancelled
-	r.restores.start(r.Wake.ctx, s.sbx.UID, positiveOr(r.Options.RestoreConcurrency, defaultRestoreConcurrency),
+	r.restores.Start(r.Wake.Context(), s.sbx.UID, positiveOr(r.Options.RestoreConcurrency, defaultRestoreConcurrency),
 		func(ctx context.Context) restoreResult { return r.copyIn(ctx, holder, deadline, res) },
 		cancelled, func() { r.Wake.Now(key) })
 }
@@ -113,7 +114,7 @@ func (r *SandboxReconciler) startRestore(s *scope, ckpt *dsv1alpha1.Checkpoint) 
 // copyIn verifies the archive of res byte for byte, then streams it into the workspace through its holder,
 // all before the startup deadline (none when zero): a restore still running then is cut short, and the
 // start fails with RestoreTimeout.
-func (r *SandboxReconciler) copyIn(ctx context.Context, holder string, deadline time.Time, res restoreResult) restoreResult {
+func (r *Reconciler) copyIn(ctx context.Context, holder string, deadline time.Time, res restoreResult) restoreResult {
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, deadline)
@@ -130,7 +131,7 @@ func (r *SandboxReconciler) copyIn(ctx context.Context, holder string, deadline 
 		return res
 	}
 	defer done()
-	if err := r.Driver.CopyTo(ctx, holder, HolderMountPath, f); err != nil {
+	if err := r.Driver.CopyTo(ctx, holder, topology.HolderMountPath, f); err != nil {
 		res.doing, res.err = "copying Checkpoint "+res.checkpoint+" into the workspace", err
 		return res
 	}
@@ -172,7 +173,7 @@ func readyMessage(ckpt *dsv1alpha1.Checkpoint) string {
 // runs only on the node that stores it, or on any node when the agents share a checkpoint registry. Until
 // that Checkpoint is taken on by a node, wait says why in words every agent would use; when another node
 // stores it (and there is no registry), that node's agent binds it and wait is nil.
-func (r *SandboxReconciler) restoreBinding(ctx context.Context, sbx *dsv1alpha1.Sandbox) (mayBind bool, wait *outcome, err error) {
+func (r *Reconciler) restoreBinding(ctx context.Context, sbx *dsv1alpha1.Sandbox) (mayBind bool, wait *outcome, err error) {
 	name := sbx.Spec.RestoreFrom
 	if name == "" {
 		return true, nil, nil
@@ -194,7 +195,7 @@ func (r *SandboxReconciler) restoreBinding(ctx context.Context, sbx *dsv1alpha1.
 
 // sandboxesRestoringFrom maps a Checkpoint to the Sandboxes (bound here or unbound) that restore from it, so
 // that they move on as soon as it is stored.
-func (r *SandboxReconciler) sandboxesRestoringFrom(ctx context.Context, ckpt client.Object) []reconcile.Request {
+func (r *Reconciler) sandboxesRestoringFrom(ctx context.Context, ckpt client.Object) []reconcile.Request {
 	var out []reconcile.Request
 	for _, reader := range []client.Reader{r.Client, r.Unbound} {
 		var list dsv1alpha1.SandboxList
@@ -209,4 +210,11 @@ func (r *SandboxReconciler) sandboxesRestoringFrom(ctx context.Context, ckpt cli
 		}
 	}
 	return out
+}
+
+func positiveOr(n, fallback int) int {
+	if n <= 0 {
+		return fallback
+	}
+	return n
 }

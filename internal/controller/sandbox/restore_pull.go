@@ -14,7 +14,7 @@ import (
 // the node's store (its room reserved under the store's limits) and checked on the way. A pulled archive
 // serves this restore only: close drops it, so that no archive stays on a node that no Checkpoint's
 // deletion would release (docs/design/checkpoints.md).
-func (r *SandboxReconciler) openArchive(ctx context.Context, res restoreResult) (io.Reader, func(), error) {
+func (r *Reconciler) openArchive(ctx context.Context, res restoreResult) (io.Reader, func(), error) {
 	f, err := r.Archives.Open(res.archive)
 	if err == nil {
 		return f, func() { f.Close() }, nil

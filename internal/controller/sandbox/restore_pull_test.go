@@ -68,12 +68,12 @@ func TestARestoreOnAnotherNodePullsTheArchiveFromTheRegistry(t *testing.T) {
 	}
 
 	res := restoreResult{checkpoint: "ckpt", uid: "uid-1", namespace: "ns", archive: a}
-	alone := &SandboxReconciler{Archives: nodeB, Options: SandboxOptions{Node: "b"}}
+	alone := &Reconciler{Archives: nodeB, Options: Options{Node: "b"}}
 	if _, _, err := alone.openArchive(ctx, res); !errors.Is(err, archive.ErrMissing) {
 		t.Fatalf("without a registry: %v, want ErrMissing", err)
 	}
 
-	r := &SandboxReconciler{Archives: nodeB, Registry: reg, Options: SandboxOptions{Node: "b"}}
+	r := &Reconciler{Archives: nodeB, Registry: reg, Options: Options{Node: "b"}}
 	rd, done, err := r.openArchive(ctx, res)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // Checkpoint the restore tests start from: its archive holds notes.txt.
@@ -90,7 +91,7 @@ func TestEnsureRestored(t *testing.T) {
 			g.Expect(c.Reason).To(Equal(reason))
 		}
 	}
-	runStepCases(t, (*SandboxReconciler).ensureRestored, []stepCase{
+	runStepCases(t, (*Reconciler).ensureRestored, []stepCase{
 		{
 			name:  "a Sandbox without restoreFrom has nothing to restore",
 			sbx:   atTopology(newSandbox("s"), 1),
@@ -106,7 +107,7 @@ func TestEnsureRestored(t *testing.T) {
 				c := condition(s.sbx, dsv1alpha1.ConditionRestored)
 				g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 				g.Expect(c.Reason).To(Equal(dsv1alpha1.ReasonRestored))
-				g.Expect(h.readFile(s.holderName(), HolderMountPath+"/notes.txt")).To(Equal(checkpointNote))
+				g.Expect(h.readFile(s.holderName(), topology.HolderMountPath+"/notes.txt")).To(Equal(checkpointNote))
 			},
 		},
 		{
@@ -248,7 +249,7 @@ func TestReconcileDoesNotWaitForARestore(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second), "the pass waited for the copy")
 	}
-	g.Eventually(slow.started).Should(Receive(Equal(NamesOf(sbx).Holder())))
+	g.Eventually(slow.started).Should(Receive(Equal(topology.NamesOf(sbx).Holder())))
 	got := h.get(sbx)
 	g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxStarting))
 	ready := condition(got, dsv1alpha1.ConditionReady)
@@ -266,8 +267,8 @@ func TestReconcileDoesNotWaitForARestore(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	got = h.get(sbx)
 	g.Expect(condition(got, dsv1alpha1.ConditionRestored).Reason).To(Equal(dsv1alpha1.ReasonRestored))
-	g.Expect(h.readFile(NamesOf(got).Holder(), HolderMountPath+"/notes.txt")).To(Equal(checkpointNote))
-	g.Expect(h.container(NamesOf(got).Primary()).State).To(Equal(dd.StateRunning))
+	g.Expect(h.readFile(topology.NamesOf(got).Holder(), topology.HolderMountPath+"/notes.txt")).To(Equal(checkpointNote))
+	g.Expect(h.container(topology.NamesOf(got).Primary()).State).To(Equal(dd.StateRunning))
 	g.Expect(isReady(got)).To(BeTrue())
 	g.Expect(h.recorded()).To(ContainElement("Normal " + EventRestored))
 }
@@ -288,6 +289,6 @@ func TestDeletionCancelsARestore(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(h.get(sbx)).To(BeNil(), "deleted")
 	g.Eventually(slow.cut).Should(Receive(), "the copy was cut short")
-	g.Expect(h.r.restores.pending(sbx.UID)).To(BeFalse(), "its outcome was dropped")
+	g.Expect(h.r.restores.Pending(sbx.UID)).To(BeFalse(), "its outcome was dropped")
 	g.Consistently(h.requeues, 100*time.Millisecond).Should(BeEmpty())
 }

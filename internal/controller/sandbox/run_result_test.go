@@ -9,6 +9,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // TestRunResultOutlastsLostStatusWrites: a run's result is read from what Docker recorded, so a pass whose
@@ -19,7 +20,7 @@ func TestRunResultOutlastsLostStatusWrites(t *testing.T) {
 	sbx := bound(newSandbox("hello", run()))
 	h := newHarness(t, sbx)
 	got := h.passUntil(g, sbx, 6, func(sbx *dsv1alpha1.Sandbox) bool { return sbx.Status.Phase == dsv1alpha1.SandboxRunning })
-	primary := NamesOf(got).Primary()
+	primary := topology.NamesOf(got).Primary()
 	h.noErr(h.docker.WriteLogs(primary, []byte("hello\n")))
 	h.noErr(h.docker.Exit(primary, 0))
 
@@ -45,6 +46,6 @@ func TestRunResultOutlastsLostStatusWrites(t *testing.T) {
 	g.Expect(got.Status.Result.Reason).To(Equal(dsv1alpha1.ReasonCompleted))
 	g.Expect(got.Status.Result.ExitCode).To(HaveValue(BeZero()))
 	g.Expect(got.Status.Result.OutputTail).To(Equal("hello\n"))
-	g.Expect(isPoisoned(got)).To(BeFalse())
+	g.Expect(topology.Poisoned(got)).To(BeFalse())
 	g.Expect(h.container(primary).State).To(Equal(dd.StateExited), "kept as it ended")
 }

@@ -10,6 +10,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // scope is what one pass over a bound Sandbox has learnt and where it has got to.
@@ -19,7 +20,7 @@ type scope struct {
 	services []*dsv1alpha1.SandboxService // spec.services in order; nil where the SandboxService does not exist
 	missing  string                       // the first service named in spec that does not exist
 	resolved bool                         // services and hash were read this pass
-	hash     string                       // topologyHash of the spec as it is now
+	hash     string                       // topology.Hash of the spec as it is now
 
 	containers map[string]dd.ContainerInfo // the Sandbox's containers (any generation), by Docker name
 	networks   map[string]dd.NetworkInfo   // its own networks (any generation), by Docker name
@@ -47,11 +48,11 @@ func (s *scope) key() types.NamespacedName {
 
 func (s *scope) gen() int64 { return s.sbx.Status.TopologyGeneration }
 
-func (s *scope) names() Names        { return NamesOf(s.sbx) }
-func (s *scope) primaryName() string { return s.names().Primary() }
-func (s *scope) networkName() string { return s.names().Network() }
-func (s *scope) holderName() string  { return s.names().Holder() }
-func (s *scope) volumeName() string  { return s.names().Workspace() }
+func (s *scope) names() topology.Names { return topology.NamesOf(s.sbx) }
+func (s *scope) primaryName() string   { return s.names().Primary() }
+func (s *scope) networkName() string   { return s.names().Network() }
+func (s *scope) holderName() string    { return s.names().Holder() }
+func (s *scope) volumeName() string    { return s.names().Workspace() }
 func (s *scope) serviceName(service string) string {
 	return s.names().Service(service)
 }

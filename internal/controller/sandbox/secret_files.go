@@ -19,6 +19,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // Secret files (docs/design/containment.md, "Secret files"): a Sandbox's secretFiles live on a tmpfs volume of
@@ -76,7 +77,7 @@ func secretFilesFootprint(spec dsv1alpha1.SandboxSpec) int64 {
 // primary of this topology generation starts: every pass of a start writes them again, so that a start
 // that waited for services still gets them however its passes went. A missing Secret or key holds the
 // Sandbox in Pending before anything of the start is made. Nothing here names a value.
-func (r *SandboxReconciler) ensureSecretFiles(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensureSecretFiles(ctx context.Context, s *scope) (bool, error) {
 	if len(s.sbx.Spec.SecretFiles) == 0 || s.started() {
 		return false, nil
 	}
@@ -130,7 +131,7 @@ func (e *missingSecretFileError) Error() string {
 
 // readSecretFiles reads each file's value, in spec order, straight from the API server (never cached: the
 // agent holds no copy of Secrets it does not use).
-func (r *SandboxReconciler) readSecretFiles(ctx context.Context, sbx *dsv1alpha1.Sandbox) ([][]byte, error) {
+func (r *Reconciler) readSecretFiles(ctx context.Context, sbx *dsv1alpha1.Sandbox) ([][]byte, error) {
 	secrets := map[string]*corev1.Secret{}
 	values := make([][]byte, 0, len(sbx.Spec.SecretFiles))
 	for _, f := range sbx.Spec.SecretFiles {
@@ -166,7 +167,7 @@ func inMemory(values [][]byte) int64 {
 
 // primaryUser is the uid and gid the primary will run as (dd.RunAs), who alone may read the files. A group
 // that is a name counts as the uid: files of mode 0400 grant the group nothing anyway.
-func (r *SandboxReconciler) primaryUser(ctx context.Context, s *scope) (int, int, bool, error) {
+func (r *Reconciler) primaryUser(ctx context.Context, s *scope) (int, int, bool, error) {
 	img, err := r.Driver.InspectImage(ctx, s.sbx.Spec.Image)
 	if err != nil {
 		stop, err := s.fail(dsv1alpha1.ReasonImageFailed, "inspecting the image of the primary container", err)
@@ -188,10 +189,10 @@ func (r *SandboxReconciler) primaryUser(ctx context.Context, s *scope) (int, int
 
 // ensureSecretsHolder makes and starts the holder of this generation's secret files, with the volume; made
 // says this call started it (the files it held before, if any, are gone).
-func (r *SandboxReconciler) ensureSecretsHolder(ctx context.Context, s *scope) (string, bool, bool, error) {
+func (r *Reconciler) ensureSecretsHolder(ctx context.Context, s *scope) (string, bool, bool, error) {
 	name := s.secretsHolderName()
 	holder := s.containers[name]
-	if alive(holder) {
+	if topology.Alive(holder) {
 		return name, false, false, nil
 	}
 	if !holder.Exists {
@@ -204,7 +205,7 @@ func (r *SandboxReconciler) ensureSecretsHolder(ctx context.Context, s *scope) (
 		}
 		if holder, err = r.Driver.EnsureContainer(ctx, dd.ContainerSpec{
 			Name: name, Owner: s.names().Owner(), Role: dsv1alpha1.RoleHolder, Service: secretsHolderService,
-			Image: r.Options.HolderImage, Resources: holderLimits,
+			Image: r.Options.HolderImage, Resources: topology.HolderLimits,
 			Mounts: []dd.VolumeMount{{Volume: s.secretsVolumeName(), Target: secretsHolderPath}},
 		}); err != nil {
 			stop, err := s.fail(dsv1alpha1.ReasonStartFailed, "creating the holder of the secret files", err)
@@ -253,13 +254,13 @@ func secretArchive(files []dsv1alpha1.SecretFile, values [][]byte, uid, gid int)
 // releaseSecretFiles removes secrets holders that hold files no start needs any more: once the primary
 // they were written for has started (it holds the volume itself from then on), once the topology settled,
 // and any of an older generation. Without a holder and a running primary, the volume's files are gone.
-func (r *SandboxReconciler) releaseSecretFiles(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) releaseSecretFiles(ctx context.Context, s *scope) (bool, error) {
 	for name, c := range s.containers {
 		owner, role, service := dd.OwnerFromLabels(c.Labels)
 		if role != dsv1alpha1.RoleHolder || service != secretsHolderService {
 			continue
 		}
-		if owner.Generation == s.gen() && !s.started() && !isSettled(s.sbx) {
+		if owner.Generation == s.gen() && !s.started() && !topology.Settled(s.sbx) {
 			continue
 		}
 		if err := r.Driver.RemoveContainer(ctx, name); err != nil {

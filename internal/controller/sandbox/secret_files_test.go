@@ -17,6 +17,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // The value the tests' Secret holds; no container's config or environment, status or Event may show it.
@@ -73,7 +74,7 @@ func TestEnsureSecretFiles(t *testing.T) {
 		g.Expect(h.owned(s.sbx.UID)).To(BeZero(), "nothing of the start is made")
 		g.Expect(s.recheck).To(Equal(specRetry), "the Secret is looked for again")
 	}
-	runStepCases(t, (*SandboxReconciler).ensureSecretFiles, []stepCase{
+	runStepCases(t, (*Reconciler).ensureSecretFiles, []stepCase{
 		{
 			name:    "the files are written through a holder of their own before the primary is made",
 			sbx:     atTopology(newSandbox("s", withSecretFiles), 1),
@@ -175,7 +176,7 @@ func TestSecretFilesRollTheTopology(t *testing.T) {
 	other := newSandbox("s", withSecretFiles, func(sbx *dsv1alpha1.Sandbox) { sbx.Spec.SecretFiles[0].Key = "other" })
 	hashes := map[string]bool{}
 	for _, sbx := range []*dsv1alpha1.Sandbox{plain, with, other} {
-		hashes[topologyHash(&sbx.Spec, nil, nil)] = true
+		hashes[topology.Hash(&sbx.Spec, nil, nil)] = true
 	}
 	g.Expect(hashes).To(HaveLen(3))
 }
@@ -199,7 +200,7 @@ func TestReleaseSecretFiles(t *testing.T) {
 		containers, _, _ := h.owned(s.sbx.UID)
 		g.Expect(containers).To(BeZero(), "no container is left")
 	}
-	runStepCases(t, (*SandboxReconciler).releaseSecretFiles, []stepCase{
+	runStepCases(t, (*Reconciler).releaseSecretFiles, []stepCase{
 		{
 			name:    "kept while the start it was written for goes on",
 			sbx:     atTopology(newSandbox("s", withSecretFiles), 1),
@@ -254,7 +255,7 @@ func TestReconcileDeliversSecretFiles(t *testing.T) {
 	made := &madeSpecs{Driver: h.view}
 	h.r.Driver = made
 	got := h.passUntil(g, sbx, 5, isReady)
-	names := NamesOf(got)
+	names := topology.NamesOf(got)
 	g.Expect(h.readFile(names.Primary(), "/run/secrets/dockside/token")).To(Equal(secretValue))
 
 	_, err := h.pass(sbx) // the pass the primary's start brings

@@ -8,11 +8,12 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // ensureServices starts the services in declaration order, each only once the one before it is ready. A
 // service that stopped, vanished or failed readiness poisons the topology; none is ever restarted.
-func (r *SandboxReconciler) ensureServices(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensureServices(ctx context.Context, s *scope) (bool, error) {
 	syncServiceStatuses(s.sbx)
 	for i, svc := range s.services {
 		if stop, err := r.ensureService(ctx, s, svc, &s.sbx.Status.Services[i]); stop || err != nil {
@@ -22,10 +23,10 @@ func (r *SandboxReconciler) ensureServices(ctx context.Context, s *scope) (bool,
 	return false, nil
 }
 
-func (r *SandboxReconciler) ensureService(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, st *dsv1alpha1.ServiceInstanceStatus) (bool, error) {
+func (r *Reconciler) ensureService(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, st *dsv1alpha1.ServiceInstanceStatus) (bool, error) {
 	c := s.containers[s.serviceName(svc.Name)]
 	switch {
-	case ended(c):
+	case topology.Ended(c):
 		st.State, st.Message = dsv1alpha1.ServiceFailed, "its container stopped"
 		return r.poison(ctx, s, dsv1alpha1.ReasonServiceExited, "service %q stopped with exit code %d", svc.Name, c.ExitCode)
 	case !c.Exists && st.ContainerID != "":
@@ -81,7 +82,7 @@ func syncServiceStatuses(sbx *dsv1alpha1.Sandbox) {
 // by ensureImages); env is added to the defaults spec.Env holds, replacing those of the same name. A
 // missing Secret is waited for (Secrets are not watched, so it is looked for again later); an image
 // refused by the driver is terminal.
-func (r *SandboxReconciler) create(ctx context.Context, s *scope, spec dd.ContainerSpec, env []dsv1alpha1.EnvVar, reason, what string) (dd.ContainerInfo, bool, error) {
+func (r *Reconciler) create(ctx context.Context, s *scope, spec dd.ContainerSpec, env []dsv1alpha1.EnvVar, reason, what string) (dd.ContainerInfo, bool, error) {
 	vars, err := r.resolveEnv(ctx, s.sbx.Namespace, env)
 	var missing *missingSecretError
 	if errors.As(err, &missing) {

@@ -74,7 +74,7 @@ func TestEnsureServices(t *testing.T) {
 	network := func(h *harness, s *scope) { h.makeNetwork(s) }
 	started, ready := "Normal "+EventServiceStarted, "Normal "+EventServiceReady
 	poisoned := []string{"Warning " + EventPoisoned}
-	runStepCases(t, (*SandboxReconciler).ensureServices, []stepCase{
+	runStepCases(t, (*Reconciler).ensureServices, []stepCase{
 		{
 			name:    "services start in spec order, each once the one before it is ready",
 			sbx:     topology("web", "db"),

@@ -15,6 +15,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 const sessionDeadlineMessage = "the session reached activeDeadlineSeconds and was stopped"
@@ -22,10 +23,10 @@ const sessionDeadlineMessage = "the session reached activeDeadlineSeconds and wa
 // holdSettled keeps a settled topology as it ended: a finished run, a session stopped at its deadline or a
 // poisoned topology is never restarted, only kept stopped (the workspace holder stays up) until a spec
 // change rolls it or the Sandbox goes. A finished run is deleted ttlSecondsAfterFinished after it ended.
-func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) holdSettled(ctx context.Context, s *scope) (bool, error) {
 	st := &s.sbx.Status
 	switch {
-	case isPoisoned(s.sbx):
+	case topology.Poisoned(s.sbx):
 		c := meta.FindStatusCondition(st.Conditions, dsv1alpha1.ConditionTopologyPoisoned)
 		s.stalled(dsv1alpha1.SandboxFailed, c.Reason, "%s", c.Message)
 	case st.Result != nil:
@@ -57,7 +58,7 @@ func (r *SandboxReconciler) holdSettled(ctx context.Context, s *scope) (bool, er
 
 // poison marks the topology failed for good. Nothing repairs it but a spec change (which rolls it) or a new
 // Sandbox; it is stopped, its workspace kept.
-func (r *SandboxReconciler) poison(ctx context.Context, s *scope, reason, format string, args ...any) (bool, error) {
+func (r *Reconciler) poison(ctx context.Context, s *scope, reason, format string, args ...any) (bool, error) {
 	msg := fmt.Sprintf(format, args...)
 	status.Set(s.sbx, dsv1alpha1.ConditionTopologyPoisoned, true, reason, msg)
 	s.stalled(dsv1alpha1.SandboxFailed, reason, "%s", msg)
@@ -67,7 +68,7 @@ func (r *SandboxReconciler) poison(ctx context.Context, s *scope, reason, format
 }
 
 // finishRun records how a run's primary ended, with the tail of its output.
-func (r *SandboxReconciler) finishRun(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
+func (r *Reconciler) finishRun(ctx context.Context, s *scope, c dd.ContainerInfo) (bool, error) {
 	code := int32(c.ExitCode)
 	res := &dsv1alpha1.RunResult{ExitCode: &code, Reason: runReason(s, c)}
 	tail, err := r.Driver.LogTail(ctx, c.Name, dsv1alpha1.MaxOutputTailBytes)
@@ -79,11 +80,11 @@ func (r *SandboxReconciler) finishRun(ctx context.Context, s *scope, c dd.Contai
 }
 
 // loseRun records a run whose primary container vanished before the agent saw it end.
-func (r *SandboxReconciler) loseRun(s *scope) (bool, error) {
+func (r *Reconciler) loseRun(s *scope) (bool, error) {
 	return r.settleRun(s, &dsv1alpha1.RunResult{Reason: dsv1alpha1.ReasonLost}, time.Now()), nil
 }
 
-func (r *SandboxReconciler) settleRun(s *scope, res *dsv1alpha1.RunResult, finished time.Time) bool {
+func (r *Reconciler) settleRun(s *scope, res *dsv1alpha1.RunResult, finished time.Time) bool {
 	s.sbx.Status.Result = res
 	s.sbx.Status.FinishTime = &metav1.Time{Time: finished}
 	for i := range s.sbx.Status.Services {
@@ -146,7 +147,7 @@ func outputTail(t dd.LogTail) (string, int64) {
 }
 
 // expire deletes a finished run ttlSecondsAfterFinished after it ended.
-func (r *SandboxReconciler) expire(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) expire(ctx context.Context, s *scope) (bool, error) {
 	ttl := s.sbx.Spec.TTLSecondsAfterFinished
 	if ttl == nil {
 		return true, nil
@@ -164,9 +165,9 @@ func (r *SandboxReconciler) expire(ctx context.Context, s *scope) (bool, error) 
 }
 
 // stopTopology stops every primary and service container that still runs, leaving the holder up.
-func (r *SandboxReconciler) stopTopology(ctx context.Context, s *scope) error {
+func (r *Reconciler) stopTopology(ctx context.Context, s *scope) error {
 	for _, c := range removalOrder(s.containers, s.sbx.Spec.Services) {
-		if _, role, _ := dd.OwnerFromLabels(c.Labels); (role == dsv1alpha1.RolePrimary || role == dsv1alpha1.RoleService) && alive(c) {
+		if _, role, _ := dd.OwnerFromLabels(c.Labels); (role == dsv1alpha1.RolePrimary || role == dsv1alpha1.RoleService) && topology.Alive(c) {
 			if err := r.Driver.StopContainer(ctx, c.Name, r.Options.StopGrace); err != nil {
 				return err
 			}
@@ -190,9 +191,9 @@ func markServicesStopped(s *scope) {
 // keepHolder starts a settled topology's workspace holder again when it stopped without the agent stopping
 // it (Docker restarted, say): a settled topology keeps its workspace held for a Checkpoint, and the Event says
 // that the files no running container held are gone.
-func (r *SandboxReconciler) keepHolder(ctx context.Context, s *scope) error {
+func (r *Reconciler) keepHolder(ctx context.Context, s *scope) error {
 	holder := s.containers[s.holderName()]
-	if !holder.Exists || alive(holder) {
+	if !holder.Exists || topology.Alive(holder) {
 		return nil
 	}
 	if err := r.Driver.StartContainer(ctx, holder.Name); err != nil {
@@ -201,10 +202,3 @@ func (r *SandboxReconciler) keepHolder(ctx context.Context, s *scope) error {
 	r.event(s.sbx, true, EventHolderRestarted, "Start", "the workspace holder had stopped and was started again; files not held by a running container were lost")
 	return nil
 }
-
-// alive: the container's processes exist (running or frozen). ended: it ran and no longer does.
-func alive(c dd.ContainerInfo) bool {
-	return c.State == dd.StateRunning || c.State == dd.StatePaused || c.State == dd.StateRestarting
-}
-
-func ended(c dd.ContainerInfo) bool { return c.Exists && !c.StartedAt.IsZero() && !alive(c) }

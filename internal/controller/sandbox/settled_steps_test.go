@@ -14,6 +14,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // poisonedBy records the topology as poisoned for reason.
@@ -41,7 +42,7 @@ func TestHoldSettled(t *testing.T) {
 		h.makeWorkspace(s)
 		h.exited(h.primarySpec(s), 0)
 	}
-	runStepCases(t, (*SandboxReconciler).holdSettled, []stepCase{
+	runStepCases(t, (*Reconciler).holdSettled, []stepCase{
 		{
 			name:   "a live topology is left to the steps after",
 			sbx:    withStarted(atTopology(newSandbox("s"), 1)),
@@ -185,13 +186,13 @@ func TestFollowPrimary(t *testing.T) {
 	}
 	poisoned := func(reason string) func(g Gomega, h *harness, s *scope) {
 		return func(g Gomega, h *harness, s *scope) {
-			g.Expect(isPoisoned(s.sbx)).To(Equal(reason != ""), "poisoned")
+			g.Expect(topology.Poisoned(s.sbx)).To(Equal(reason != ""), "poisoned")
 			if reason != "" {
 				g.Expect(condition(s.sbx, dsv1alpha1.ConditionTopologyPoisoned).Reason).To(Equal(reason))
 			}
 		}
 	}
-	runStepCases(t, (*SandboxReconciler).followPrimary, []stepCase{
+	runStepCases(t, (*Reconciler).followPrimary, []stepCase{
 		{
 			name:   "a running primary is left to the steps after",
 			sbx:    withStarted(atTopology(newSandbox("s"), 1)),

@@ -2,14 +2,10 @@ package sandbox
 
 import (
 	"context"
-	"time"
 
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -17,18 +13,10 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
-// Watches are the reconciler's inputs and how often it may retry.
-type Watches struct {
-	Unbound    cache.Cache                                         // Sandboxes with no spec.nodeName
-	Requeues   <-chan event.TypedGenericEvent[*dsv1alpha1.Sandbox] // from Docker events and the sweeper
-	Workers    int                                                 // passes run at once (over different Sandboxes)
-	MinBackoff time.Duration                                       // first retry after an error
-	MaxBackoff time.Duration                                       // retries after errors back off up to this
-}
-
 // SetupWithManager wires the reconciler: its node's Sandboxes (the manager's cache), unbound Sandboxes, the
-// SandboxServices they name, and requeues from Docker events and the sweeper.
-func (r *SandboxReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, w Watches) error {
+// SandboxServices they name, the Checkpoints they restore from, and r.Requeues (Docker events, the sweeper,
+// wakeups).
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &dsv1alpha1.Sandbox{}, dsv1alpha1.IndexSandboxServices, func(o client.Object) []string {
 		return o.(*dsv1alpha1.Sandbox).Spec.Services
 	})
@@ -38,19 +26,16 @@ func (r *SandboxReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("sandbox").
 		For(&dsv1alpha1.Sandbox{}).
-		WatchesRawSource(source.Kind(w.Unbound, &dsv1alpha1.Sandbox{}, &handler.TypedEnqueueRequestForObject[*dsv1alpha1.Sandbox]{})).
+		WatchesRawSource(source.Kind(r.Unbound, &dsv1alpha1.Sandbox{}, &handler.TypedEnqueueRequestForObject[*dsv1alpha1.Sandbox]{})).
 		Watches(&dsv1alpha1.SandboxService{}, handler.EnqueueRequestsFromMapFunc(r.sandboxesUsing)).
 		Watches(&dsv1alpha1.Checkpoint{}, handler.EnqueueRequestsFromMapFunc(r.sandboxesRestoringFrom)).
-		WatchesRawSource(source.Channel(w.Requeues, &handler.TypedEnqueueRequestForObject[*dsv1alpha1.Sandbox]{})).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: w.Workers,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](w.MinBackoff, w.MaxBackoff),
-		}).
+		WatchesRawSource(source.Channel(r.Requeues, &handler.TypedEnqueueRequestForObject[*dsv1alpha1.Sandbox]{})).
+		WithOptions(opts).
 		Complete(r)
 }
 
 // sandboxesUsing maps a SandboxService to this node's Sandboxes that name it.
-func (r *SandboxReconciler) sandboxesUsing(ctx context.Context, svc client.Object) []reconcile.Request {
+func (r *Reconciler) sandboxesUsing(ctx context.Context, svc client.Object) []reconcile.Request {
 	var list dsv1alpha1.SandboxList
 	if err := r.List(ctx, &list, client.InNamespace(svc.GetNamespace()),
 		client.MatchingFields{dsv1alpha1.IndexSandboxServices: svc.GetName()}); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // EventStartupFailed: the startup deadline passed; what the start built is removed.
@@ -38,7 +39,7 @@ var startupTimeouts = map[string]string{
 // trackStartup starts the clock of the current topology generation's start (status.startup) and, while
 // the start goes on, sets its deadline: the steps after it get only the time left (scope.bound), and a
 // wakeup comes at the deadline whatever else happens.
-func (r *SandboxReconciler) trackStartup(_ context.Context, s *scope) (bool, error) {
+func (r *Reconciler) trackStartup(_ context.Context, s *scope) (bool, error) {
 	st := &s.sbx.Status
 	if s.started() {
 		r.Wake.Cancel(s.key()) // a start that is over needs no pass at its deadline
@@ -96,8 +97,8 @@ func (s *scope) bound(ctx context.Context) (context.Context, context.CancelFunc)
 // poisoned with a reason naming the phase that was slow, and the next pass removes what the start built
 // (removeFailedStart). A refusal the start was already Stalled on keeps its own reason. The pass's error,
 // if any, is superseded: nothing is retried once the start has failed.
-func (r *SandboxReconciler) enforceStartupDeadline(ctx context.Context, s *scope, err error) error {
-	if s.startupDeadline.IsZero() || s.started() || isSettled(s.sbx) || time.Now().Before(s.startupDeadline) {
+func (r *Reconciler) enforceStartupDeadline(ctx context.Context, s *scope, err error) error {
+	if s.startupDeadline.IsZero() || s.started() || topology.Settled(s.sbx) || time.Now().Before(s.startupDeadline) {
 		return err
 	}
 	reason, ok := startupTimeouts[s.outcome.reason]
@@ -116,8 +117,8 @@ func (r *SandboxReconciler) enforceStartupDeadline(ctx context.Context, s *scope
 // (the startup deadline passed, or a service failed on the way): nothing of it ran that is worth keeping
 // stopped, and its network holds address space. The workspace and its holder stay. A topology poisoned
 // after its primary ran is only stopped (holdSettled).
-func (r *SandboxReconciler) removeFailedStart(ctx context.Context, s *scope) (bool, error) {
-	if !isPoisoned(s.sbx) || s.started() {
+func (r *Reconciler) removeFailedStart(ctx context.Context, s *scope) (bool, error) {
+	if !topology.Poisoned(s.sbx) || s.started() {
 		return false, nil
 	}
 	if err := r.removeTopology(ctx, s, 0); err != nil {

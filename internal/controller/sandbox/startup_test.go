@@ -9,13 +9,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // alarm is the wakeup set for the Sandbox of s; zero when none is.
 func (h *harness) alarm(s *scope) time.Time {
-	h.r.Wake.mu.Lock()
-	defer h.r.Wake.mu.Unlock()
-	return h.r.Wake.alarms[s.key()].at
+	return h.r.Wake.Due(s.key())
 }
 
 // startedAgo records a start of topology generation gen that began ago.
@@ -39,7 +38,7 @@ func TestTrackStartup(t *testing.T) {
 		g.Expect(s.startupDeadline.IsZero()).To(BeTrue())
 		g.Expect(h.alarm(s).IsZero()).To(BeTrue())
 	}
-	runStepCases(t, (*SandboxReconciler).trackStartup, []stepCase{
+	runStepCases(t, (*Reconciler).trackStartup, []stepCase{
 		{
 			name:  "a start's clock starts at its first pass, with the default deadline",
 			sbx:   atTopology(newSandbox("s"), 1),
@@ -129,14 +128,14 @@ func TestEnforceStartupDeadline(t *testing.T) {
 			err := h.r.enforceStartupDeadline(h.ctx, s, passErr)
 			if tc.reason == "" {
 				g.Expect(err).To(Equal(passErr))
-				g.Expect(isPoisoned(s.sbx)).To(BeFalse())
+				g.Expect(topology.Poisoned(s.sbx)).To(BeFalse())
 				g.Expect(s.outcome).To(Equal(tc.outcome))
 				g.Expect(h.recorded()).To(BeEmpty())
 				return
 			}
 			g.Expect(err).NotTo(HaveOccurred(), "nothing is retried once the start has failed")
 			g.Expect(condition(s.sbx, dsv1alpha1.ConditionTopologyPoisoned).Reason).To(Equal(tc.reason))
-			g.Expect(isPoisoned(s.sbx)).To(BeTrue())
+			g.Expect(topology.Poisoned(s.sbx)).To(BeTrue())
 			g.Expect(s.outcome.stalled).To(BeTrue())
 			g.Expect(s.outcome.reason).To(Equal(tc.reason))
 			g.Expect(s.outcome.message).To(ContainSubstring("startupDeadlineSeconds"))

@@ -21,7 +21,7 @@ type outcome struct {
 }
 
 // summarize writes the conditions and phase a pass over a bound, admitted Sandbox arrived at.
-func (r *SandboxReconciler) summarize(s *scope) {
+func (r *Reconciler) summarize(s *scope) {
 	sbx := s.sbx
 	sbx.Status.NodeName = r.Options.Node
 	status.Set(sbx, dsv1alpha1.ConditionScheduled, true, dsv1alpha1.ReasonBound, fmt.Sprintf("bound to node %s", r.Options.Node))
@@ -102,14 +102,4 @@ func setServicesUpToDate(s *scope) {
 		}
 	}
 	status.Set(sbx, dsv1alpha1.ConditionServicesUpToDate, true, dsv1alpha1.ReasonUpToDate, "every service instance matches its SandboxService")
-}
-
-func isPoisoned(sbx *dsv1alpha1.Sandbox) bool {
-	return meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionTopologyPoisoned)
-}
-
-// isSettled tells whether the current topology has ended for good: a run that finished, a session stopped
-// at its deadline, or a poisoned topology. Such a topology is never restarted, only rolled by a spec change.
-func isSettled(sbx *dsv1alpha1.Sandbox) bool {
-	return sbx.Status.FinishTime != nil || isPoisoned(sbx)
 }

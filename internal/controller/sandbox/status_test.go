@@ -110,7 +110,7 @@ func TestSummarize(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			r := &SandboxReconciler{Options: SandboxOptions{Node: testNode}}
+			r := &Reconciler{Options: Options{Node: testNode}}
 			tc.sbx.Generation = 5
 			s := newScope(tc.sbx)
 			s.services, s.resolved, s.outcome = tc.services, tc.services != nil, tc.outcome

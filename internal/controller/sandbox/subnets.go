@@ -42,7 +42,7 @@ func NewTopologySubnets(cidr string) (*TopologySubnets, error) {
 // topologySubnet sets the subnet of a topology network the Sandbox is about to create; with no pool
 // configured Docker chooses. It ends the pass when the pool is full, so that the Sandbox waits, Pending,
 // for a subnet to be freed instead of failing on Docker's own words.
-func (r *SandboxReconciler) topologySubnet(ctx context.Context, s *scope, spec *dd.NetworkSpec) (bool, error) {
+func (r *Reconciler) topologySubnet(ctx context.Context, s *scope, spec *dd.NetworkSpec) (bool, error) {
 	if r.Subnets == nil {
 		return false, nil
 	}
@@ -67,7 +67,7 @@ func (r *SandboxReconciler) topologySubnet(ctx context.Context, s *scope, spec *
 // subnet overlapping a network outside this agent's bookkeeping (another agent's on the same daemon, or one
 // a person made): the network's name is free. The subnet is then excluded for good and the Sandbox's next
 // pass takes another.
-func (r *SandboxReconciler) subnetTakenElsewhere(ctx context.Context, s *scope, spec dd.NetworkSpec, err error) bool {
+func (r *Reconciler) subnetTakenElsewhere(ctx context.Context, s *scope, spec dd.NetworkSpec, err error) bool {
 	if r.Subnets == nil || spec.Subnet == "" || !dd.IsConflict(err) {
 		return false
 	}
@@ -81,7 +81,7 @@ func (r *SandboxReconciler) subnetTakenElsewhere(ctx context.Context, s *scope, 
 }
 
 // releaseSubnet frees the Sandbox's subnet; call it only once no network of the Sandbox is left in Docker.
-func (r *SandboxReconciler) releaseSubnet(uid string) {
+func (r *Reconciler) releaseSubnet(uid string) {
 	if r.Subnets == nil {
 		return
 	}

@@ -8,11 +8,12 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // observe lists what Docker holds for the Sandbox (by its UID label, so any generation): one call for
 // containers and one for networks per pass, and no polling between passes.
-func (r *SandboxReconciler) observe(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) observe(ctx context.Context, s *scope) (bool, error) {
 	match := map[string]string{dsv1alpha1.LabelUID: string(s.sbx.UID)}
 	containers, err := r.Driver.ListContainers(ctx, match)
 	if err != nil {
@@ -36,9 +37,9 @@ func (r *SandboxReconciler) observe(ctx context.Context, s *scope) (bool, error)
 // ensureTopology decides which topology generation should run. The current one stays while the spec still
 // hashes to it (for a settled topology: while the Sandbox's own spec does); otherwise the topology rolls.
 // Either way nothing of a newer generation is built while anything of an older one may still exist.
-func (r *SandboxReconciler) ensureTopology(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensureTopology(ctx context.Context, s *scope) (bool, error) {
 	st := &s.sbx.Status
-	settled := isSettled(s.sbx)
+	settled := topology.Settled(s.sbx)
 	if s.missing != "" && !settled {
 		phase := st.Phase
 		if st.TopologyGeneration == 0 {
@@ -49,7 +50,7 @@ func (r *SandboxReconciler) ensureTopology(ctx context.Context, s *scope) (bool,
 	}
 	current := st.TopologyGeneration > 0 && st.TopologyHash == s.hash
 	if settled {
-		current = st.TopologyGeneration > 0 && ownSpecPart(st.TopologyHash) == ownSpecPart(s.hash)
+		current = st.TopologyGeneration > 0 && topology.OwnSpecPart(st.TopologyHash) == topology.OwnSpecPart(s.hash)
 	}
 	if !current {
 		return r.rollTopology(ctx, s)
@@ -63,7 +64,7 @@ func (r *SandboxReconciler) ensureTopology(ctx context.Context, s *scope) (bool,
 // rollTopology removes the topology that runs (keeping the workspace) and records the next generation. It
 // builds nothing itself: the next pass does, once the cache shows the new generation, so that a pass working
 // from a stale read can never tear down a topology a newer pass has just built.
-func (r *SandboxReconciler) rollTopology(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) rollTopology(ctx context.Context, s *scope) (bool, error) {
 	st := &s.sbx.Status
 	live := &dsv1alpha1.Sandbox{}
 	if err := r.APIReader.Get(ctx, s.key(), live); err != nil {
@@ -85,7 +86,7 @@ func (r *SandboxReconciler) rollTopology(ctx context.Context, s *scope) (bool, e
 		st.Services = append(st.Services, dsv1alpha1.ServiceInstanceStatus{Name: name, State: dsv1alpha1.ServicePending})
 	}
 	status.Set(s.sbx, dsv1alpha1.ConditionTopologyPoisoned, false, dsv1alpha1.ReasonHealthy, "no service or primary has failed")
-	r.probes.forget(s.key())
+	r.probes.Forget(s.key())
 	if rolled {
 		r.event(s.sbx, false, EventRolled, "Roll", "the spec changed: topology generation %d replaces the previous one; the workspace is kept", st.TopologyGeneration)
 		s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonRollingTopology, "rolling to topology generation %d; the workspace is kept", st.TopologyGeneration)
@@ -98,7 +99,7 @@ func (r *SandboxReconciler) rollTopology(ctx context.Context, s *scope) (bool, e
 // removeTopology removes the primaries, services (in reverse start order) and own networks of every
 // generation but keep (0: all of them), leaving the workspace and its holder. It stops at the first removal
 // Docker does not confirm, so that a replacement never starts next to something that may still run.
-func (r *SandboxReconciler) removeTopology(ctx context.Context, s *scope, keep int64) error {
+func (r *Reconciler) removeTopology(ctx context.Context, s *scope, keep int64) error {
 	for _, c := range removalOrder(s.containers, s.sbx.Spec.Services) {
 		owner, role, _ := dd.OwnerFromLabels(c.Labels)
 		if owner.Generation == keep || (role != dsv1alpha1.RolePrimary && role != dsv1alpha1.RoleService) {

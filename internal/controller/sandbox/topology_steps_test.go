@@ -12,6 +12,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 func withServices(names ...string) func(*dsv1alpha1.Sandbox) {
@@ -27,7 +28,7 @@ func (h *harness) olderGeneration(s *scope, gen int64) *scope {
 
 func TestObserve(t *testing.T) {
 	other := newSandbox("other")
-	runStepCases(t, (*SandboxReconciler).observe, []stepCase{
+	runStepCases(t, (*Reconciler).observe, []stepCase{
 		{
 			name:    "sees the Sandbox's containers and networks of every generation, and nothing of another Sandbox",
 			sbx:     atTopology(newSandbox("s", withServices("db")), 2, newService("db")),
@@ -40,7 +41,7 @@ func TestObserve(t *testing.T) {
 				h.makeWorkspace(h.scope(other))
 			},
 			check: func(g Gomega, h *harness, s *scope) {
-				old := NamesOf(atTopology(newSandbox("s"), 1))
+				old := topology.NamesOf(atTopology(newSandbox("s"), 1))
 				g.Expect(s.containers).To(HaveLen(2))
 				g.Expect(s.containers).To(HaveKey(s.holderName()))
 				g.Expect(s.containers).To(HaveKey(old.Primary()))
@@ -73,7 +74,7 @@ func withPhase(sbx *dsv1alpha1.Sandbox, phase dsv1alpha1.SandboxPhase) *dsv1alph
 }
 
 func TestResolveSpec(t *testing.T) {
-	runStepCases(t, (*SandboxReconciler).resolveSpec, []stepCase{
+	runStepCases(t, (*Reconciler).resolveSpec, []stepCase{
 		{
 			name:    "reads the SandboxServices in spec order and hashes what the topology is built from",
 			sbx:     newSandbox("s", withServices("db", "web")),
@@ -84,7 +85,7 @@ func TestResolveSpec(t *testing.T) {
 				g.Expect(s.services).To(HaveLen(2))
 				g.Expect(s.services[0].Name).To(Equal("db"))
 				g.Expect(s.services[1].Name).To(Equal("web"))
-				g.Expect(s.hash).To(Equal(topologyHash(&s.sbx.Spec, s.sbx.Spec.Services, s.services)))
+				g.Expect(s.hash).To(Equal(topology.Hash(&s.sbx.Spec, s.sbx.Spec.Services, s.services)))
 			},
 		},
 		{
@@ -94,7 +95,7 @@ func TestResolveSpec(t *testing.T) {
 			check: func(g Gomega, h *harness, s *scope) {
 				g.Expect(s.missing).To(Equal("gone"))
 				g.Expect(s.services[1]).To(BeNil())
-				g.Expect(s.hash).To(Equal(topologyHash(&s.sbx.Spec, s.sbx.Spec.Services, []*dsv1alpha1.SandboxService{s.services[0], nil, nil})))
+				g.Expect(s.hash).To(Equal(topology.Hash(&s.sbx.Spec, s.sbx.Spec.Services, []*dsv1alpha1.SandboxService{s.services[0], nil, nil})))
 			},
 		},
 		{
@@ -118,7 +119,7 @@ func TestResolveSpec(t *testing.T) {
 
 func TestEnsureTopology(t *testing.T) {
 	db := newService("db")
-	runStepCases(t, (*SandboxReconciler).ensureTopology, []stepCase{
+	runStepCases(t, (*Reconciler).ensureTopology, []stepCase{
 		{
 			name:    "a new Sandbox records its first topology generation and builds nothing yet",
 			sbx:     newSandbox("s", withServices("db")),
@@ -166,7 +167,7 @@ func TestEnsureTopology(t *testing.T) {
 				h.start(h.serviceSpec(s, db))
 			},
 			check: func(g Gomega, h *harness, s *scope) {
-				old := NamesOf(atTopology(newSandbox("s"), 1))
+				old := topology.NamesOf(atTopology(newSandbox("s"), 1))
 				g.Expect(h.container(old.Primary()).Exists).To(BeFalse())
 				g.Expect(h.container(old.Service("db")).Exists).To(BeFalse())
 				g.Expect(h.network(old.Network()).Exists).To(BeFalse())
@@ -186,7 +187,7 @@ func TestEnsureTopology(t *testing.T) {
 			want:    outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonRollingTopology},
 			events:  []string{"Normal " + EventRolled},
 			check: func(g Gomega, h *harness, s *scope) {
-				old := NamesOf(atTopology(newSandbox("s"), 1))
+				old := topology.NamesOf(atTopology(newSandbox("s"), 1))
 				g.Expect(h.container(old.Primary()).Exists).To(BeFalse())
 				g.Expect(h.container(old.Service("db")).Exists).To(BeFalse())
 				g.Expect(h.network(old.Network()).Exists).To(BeFalse())
@@ -253,7 +254,7 @@ func TestEnsureTopology(t *testing.T) {
 			stop:   true, err: true,
 			want: outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonCleanupFailed},
 			check: func(g Gomega, h *harness, s *scope) {
-				g.Expect(h.container(NamesOf(atTopology(newSandbox("s"), 1)).Primary()).Exists).To(BeTrue())
+				g.Expect(h.container(topology.NamesOf(atTopology(newSandbox("s"), 1)).Primary()).Exists).To(BeTrue())
 			},
 		},
 		{
@@ -288,7 +289,7 @@ func TestRemoveFailedStart(t *testing.T) {
 		h.start(h.serviceSpec(s, db))
 		h.create(h.primarySpec(s))
 	}
-	runStepCases(t, (*SandboxReconciler).removeFailedStart, []stepCase{
+	runStepCases(t, (*Reconciler).removeFailedStart, []stepCase{
 		{
 			name:    "a live start is left alone",
 			sbx:     atTopology(newSandbox("s", withServices("db")), 1, db),

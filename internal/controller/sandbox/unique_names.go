@@ -14,7 +14,7 @@ import (
 // a change that makes the names unique (a SandboxService edited, the Sandbox's services changed) starts it
 // again. A topology that already runs is left alone: a SandboxService edited later reaches it only at its
 // next roll, and until then ServicesUpToDate says NameCollision (setServicesUpToDate).
-func (r *SandboxReconciler) checkNames(_ context.Context, s *scope) (bool, error) {
+func (r *Reconciler) checkNames(_ context.Context, s *scope) (bool, error) {
 	if s.started() {
 		return false, nil
 	}
@@ -28,7 +28,7 @@ func (r *SandboxReconciler) checkNames(_ context.Context, s *scope) (bool, error
 
 // topologyNameCollision says, for people, the first DNS name two containers of the Sandbox's topology would
 // claim: the primary holds the Sandbox's name (hostname and alias), each service its SandboxService's name
-// and aliases. Names are compared case-insensitively, as DNS does. A container naming itself twice (an
+// and aliases. topology.Names are compared case-insensitively, as DNS does. A container naming itself twice (an
 // alias equal to its service's own name) is no collision: the name still resolves to one container.
 // services are the SandboxServices in spec order; a nil one (missing) claims nothing.
 func topologyNameCollision(sbx *dsv1alpha1.Sandbox, services []*dsv1alpha1.SandboxService) (string, bool) {

@@ -84,7 +84,7 @@ func TestCheckNames(t *testing.T) {
 	colliding := func() *dsv1alpha1.Sandbox {
 		return atTopology(newSandbox("s", withServices("api", "gateway")), 1, api, gateway)
 	}
-	runStepCases(t, (*SandboxReconciler).checkNames, []stepCase{
+	runStepCases(t, (*Reconciler).checkNames, []stepCase{
 		{
 			name:    "unique names: the start goes on",
 			sbx:     atTopology(newSandbox("s", withServices("api")), 1, api),

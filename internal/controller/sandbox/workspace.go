@@ -7,6 +7,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // ensureWorkspace keeps the workspace volume held by a running holder container: a tmpfs volume loses its
@@ -14,14 +15,14 @@ import (
 // holder outlives every topology generation. The volume is made first of all; the holder only when
 // something needs the workspace without the primary (holderFirst), else right after the primary started,
 // off the Sandbox's way to Ready.
-func (r *SandboxReconciler) ensureWorkspace(ctx context.Context, s *scope) (bool, error) {
+func (r *Reconciler) ensureWorkspace(ctx context.Context, s *scope) (bool, error) {
 	holder := s.containers[s.holderName()]
-	if alive(holder) {
+	if topology.Alive(holder) {
 		return false, nil
 	}
 	if !holder.Exists {
 		_, err := r.Driver.EnsureVolume(ctx, dd.VolumeSpec{
-			Name: s.volumeName(), Owner: s.names().WorkspaceOwner(), Role: dsv1alpha1.RoleWorkspace, SizeBytes: workspaceBytes(s.sbx.Spec.Workspace),
+			Name: s.volumeName(), Owner: s.names().WorkspaceOwner(), Role: dsv1alpha1.RoleWorkspace, SizeBytes: topology.WorkspaceBytes(s.sbx.Spec.Workspace),
 		})
 		if err != nil {
 			return s.fail(dsv1alpha1.ReasonWorkspaceFailed, "creating the workspace volume", err)
@@ -61,7 +62,7 @@ func holderFirst(s *scope) bool {
 // runtime still holds the ID), and a holder that never ran holds nothing: the workspace's files, if any, are
 // held by the primary, and nothing is copied in through a holder before it runs. A failed removal is left to
 // the next pass, which tries the start again.
-func (r *SandboxReconciler) discardHolder(ctx context.Context, name string) {
+func (r *Reconciler) discardHolder(ctx context.Context, name string) {
 	if err := r.Driver.RemoveContainer(ctx, name); err != nil {
 		ctrl.LoggerFrom(ctx).Info("Could not remove a workspace holder whose start failed", "holder", name, "error", err.Error())
 	}

@@ -16,7 +16,7 @@ func TestEnsureWorkspace(t *testing.T) {
 		g.Expect(h.container(s.holderName()).State).To(Equal(dd.StateRunning))
 		g.Expect(h.volume(s.volumeName()).Exists).To(BeTrue())
 	}
-	runStepCases(t, (*SandboxReconciler).ensureWorkspace, []stepCase{
+	runStepCases(t, (*Reconciler).ensureWorkspace, []stepCase{
 		{
 			name: "a new run gets its workspace volume, of its size, held by a running holder before its primary",
 			sbx: atTopology(newSandbox("s", run(func(sbx *dsv1alpha1.Sandbox) {

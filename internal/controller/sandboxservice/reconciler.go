@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -19,13 +20,19 @@ import (
 	"github.com/dockside-dev/dockside/internal/status"
 )
 
-// SandboxServiceReconciler keeps a SandboxService's status (is its spec usable, which Sandboxes use it) and
+// Reconciler keeps a SandboxService's status (is its spec usable, which Sandboxes use it) and
 // its in-use protection: while any Sandbox names it, its deletion waits (like kubernetes.io/pvc-protection).
 // SandboxServices belong to no node, so every agent reconciles them; users are counted over every node from
 // the API server, so that all agents arrive at the same status and only the first one writes it.
-type SandboxServiceReconciler struct {
+type Reconciler struct {
 	client.Client
 	APIReader client.Reader // lists the namespace's Sandboxes of every node, fresh; reads Secrets
+	Unbound   cache.Cache   // Sandboxes bound to no node, watched beside the manager's cache
+	Options   Options
+}
+
+// Options are the agent's timing.
+type Options struct {
 	SpecRetry time.Duration // how soon a service waiting for a Secret looks again
 }
 
@@ -37,7 +44,7 @@ type SandboxServiceReconciler struct {
 
 // Reconcile gets the SandboxService, counts its users, protects it (or lets it go once unused) and writes
 // its status once.
-func (r *SandboxServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	svc := &dsv1alpha1.SandboxService{}
 	if err := r.Get(ctx, req.NamespacedName, svc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -60,14 +67,14 @@ func (r *SandboxServiceReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	defer pass.End(ctx, svc, &result, &reterr)
 	setServiceStatus(svc, users, missing)
 	if missing != "" {
-		return ctrl.Result{RequeueAfter: r.SpecRetry}, nil // Secrets are not watched
+		return ctrl.Result{RequeueAfter: r.Options.SpecRetry}, nil // Secrets are not watched
 	}
 	return ctrl.Result{}, nil
 }
 
 // users names the Sandboxes of the namespace, on any node, that name the SandboxService, sorted. Sandboxes
 // being deleted count: their instance of the service runs until their cleanup is done.
-func (r *SandboxServiceReconciler) users(ctx context.Context, svc *dsv1alpha1.SandboxService) ([]string, error) {
+func (r *Reconciler) users(ctx context.Context, svc *dsv1alpha1.SandboxService) ([]string, error) {
 	var list dsv1alpha1.SandboxList
 	if err := r.APIReader.List(ctx, &list, client.InNamespace(svc.Namespace)); err != nil {
 		return nil, err
@@ -84,7 +91,7 @@ func (r *SandboxServiceReconciler) users(ctx context.Context, svc *dsv1alpha1.Sa
 
 // ensureProtected adds the in-use finalizer to a SandboxService that is not being deleted. Every
 // SandboxService carries it, used or not, so that a Sandbox created a moment before a deletion is counted.
-func (r *SandboxServiceReconciler) ensureProtected(ctx context.Context, svc *dsv1alpha1.SandboxService) error {
+func (r *Reconciler) ensureProtected(ctx context.Context, svc *dsv1alpha1.SandboxService) error {
 	if !svc.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(svc, dsv1alpha1.FinalizerInUse) {
 		return nil
 	}
@@ -94,7 +101,7 @@ func (r *SandboxServiceReconciler) ensureProtected(ctx context.Context, svc *dsv
 }
 
 // release lets a SandboxService that no Sandbox names any more go.
-func (r *SandboxServiceReconciler) release(ctx context.Context, svc *dsv1alpha1.SandboxService) (ctrl.Result, error) {
+func (r *Reconciler) release(ctx context.Context, svc *dsv1alpha1.SandboxService) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(svc, dsv1alpha1.FinalizerInUse) {
 		return ctrl.Result{}, nil
 	}
@@ -144,7 +151,7 @@ func usersText(users []string) string {
 // missingSecret checks what the CRD cannot: that every Secret key the service's env names exists. It says
 // which one is missing, in words for people, or "" when none is. Secrets are read past the cache, as the
 // Sandbox reconciler reads them, so that the agent never holds every Secret in memory.
-func (r *SandboxServiceReconciler) missingSecret(ctx context.Context, svc *dsv1alpha1.SandboxService) (string, error) {
+func (r *Reconciler) missingSecret(ctx context.Context, svc *dsv1alpha1.SandboxService) (string, error) {
 	for _, e := range svc.Spec.Env {
 		if e.ValueFrom == nil {
 			continue

@@ -6,8 +6,8 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -17,14 +17,15 @@ import (
 )
 
 // SetupWithManager wires the reconciler: every SandboxService, and the Sandboxes of this node (the manager's
-// cache) and unbound ones as they start or stop naming one. Sandboxes of other nodes are their agents' to
-// report.
-func (r *SandboxServiceReconciler) SetupWithManager(mgr ctrl.Manager, unbound cache.Cache) error {
+// cache) and unbound ones (r.Unbound) as they start or stop naming one. Sandboxes of other nodes are their
+// agents' to report.
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("sandboxservice").
 		For(&dsv1alpha1.SandboxService{}).
 		Watches(&dsv1alpha1.Sandbox{}, servicesNamed[client.Object]()).
-		WatchesRawSource(source.Kind(unbound, &dsv1alpha1.Sandbox{}, servicesNamed[*dsv1alpha1.Sandbox]())).
+		WatchesRawSource(source.Kind(r.Unbound, &dsv1alpha1.Sandbox{}, servicesNamed[*dsv1alpha1.Sandbox]())).
+		WithOptions(opts).
 		Complete(r)
 }
 

@@ -2,7 +2,7 @@ package files
 
 import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // Target is the container a request works in and where it may write.
@@ -34,9 +34,9 @@ func TargetFor(sbx *dsv1alpha1.Sandbox) (Target, error) {
 	if sbx.Status.TopologyGeneration == 0 {
 		return Target{}, conflict("the Sandbox has no primary container yet (phase %s)", phaseOf(sbx))
 	}
-	w := sandbox.PrimaryWritable(sbx.Spec)
+	w := topology.PrimaryWritable(sbx.Spec)
 	t := Target{
-		Container: sandbox.NamesOf(sbx).Primary(),
+		Container: topology.NamesOf(sbx).Primary(),
 		Mounts:    []Mount{{Path: w.Workspace.Target, SizeBytes: w.Workspace.SizeBytes, Name: "the workspace"}},
 		RootBytes: w.RootBytes,
 		Paused:    sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused || sbx.Status.Phase == dsv1alpha1.SandboxPaused,

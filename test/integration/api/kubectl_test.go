@@ -3,10 +3,9 @@
 package api_test
 
 import (
-	"time"
-
 	"context"
 	"encoding/json"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -1,4 +1,4 @@
-package sandbox
+package handoff
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func NewWakeups(ctx context.Context, out chan<- event.TypedGenericEvent[*dsv1alp
 
 // Now asks for a pass over the Sandbox key soon. It blocks until the request is queued.
 func (w *Wakeups) Now(key types.NamespacedName) {
-	requeue(w.ctx, w.out, key.Namespace, key.Name)
+	Requeue(w.ctx, w.out, key.Namespace, key.Name)
 }
 
 // At asks for a pass over the Sandbox key at t, replacing the time asked for before.
@@ -49,6 +49,13 @@ func (w *Wakeups) At(key types.NamespacedName, t time.Time) {
 		a.timer.Stop()
 	}
 	w.alarms[key] = alarm{at: t, timer: time.AfterFunc(time.Until(t), func() { w.ring(key, t) })}
+}
+
+// Due is the time a pass over the Sandbox key is asked for at (At); zero when none is.
+func (w *Wakeups) Due(key types.NamespacedName) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.alarms[key].at
 }
 
 // Cancel drops the pass asked for at a later time, if any.
@@ -69,3 +76,7 @@ func (w *Wakeups) ring(key types.NamespacedName, t time.Time) {
 	w.mu.Unlock()
 	w.Now(key)
 }
+
+// Context is the context the wakeups were made with, the agent's: work in the background that ends in a
+// wakeup (a readiness check, a restore) is bound to it, so that it ends when the agent stops.
+func (w *Wakeups) Context() context.Context { return w.ctx }

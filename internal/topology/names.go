@@ -1,4 +1,4 @@
-package sandbox
+package topology
 
 import (
 	"k8s.io/apimachinery/pkg/types"

@@ -1,24 +1,20 @@
-package agent
+package egress
 
 import (
 	"context"
 	"net/netip"
-	"strings"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	clientfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
-	"github.com/dockside-dev/dockside/internal/egress"
 )
 
 const image = "dockside.dev/busybox:local"
@@ -55,7 +51,7 @@ func running(t *testing.T, docker *fake.Driver, sbx *dsv1alpha1.Sandbox) netip.A
 	return netip.MustParseAddr(c.IP)
 }
 
-func newSources(t *testing.T, objs ...client.Object) (*sandboxSources, *fake.Driver) {
+func newSources(t *testing.T, objs ...client.Object) (*SandboxSources, *fake.Driver) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
@@ -64,7 +60,7 @@ func newSources(t *testing.T, objs ...client.Object) (*sandboxSources, *fake.Dri
 	docker := fake.New("node-a")
 	docker.AddImage(image, dd.ImageInfo{})
 	reader := clientfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
-	return &sandboxSources{driver: docker, reader: reader, known: map[netip.Addr]string{}}, docker
+	return NewSandboxSources(docker, reader), docker
 }
 
 func TestSourcesKnowIsolatedSandboxesByTheirContainersAddress(t *testing.T) {
@@ -108,31 +104,4 @@ func TestSourcesForgetAContainerThatIsGoneOrASandboxThatWasReplaced(t *testing.T
 	ip2 := running(t, docker2, old)
 	_, ok = sources2.Lookup(ctx, ip2)
 	g.Expect(ok).To(BeFalse())
-}
-
-func TestRefusalEventsAreOnePerSandboxPerPeriodAndCountTheRest(t *testing.T) {
-	g := NewWithT(t)
-	sbx := sandboxOf("agent", "uid-1", dsv1alpha1.NetworkIsolated)
-	scheme := runtime.NewScheme()
-	g.Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
-	recorder := events.NewFakeRecorder(10)
-	e := &refusalEvents{
-		reader:   clientfake.NewClientBuilder().WithScheme(scheme).WithObjects(sbx).Build(),
-		recorder: recorder, every: time.Hour, last: map[types.NamespacedName]time.Time{},
-	}
-	src := egress.Source{Namespace: "team", Name: "agent"}
-	refusal := &egress.Refusal{Reason: egress.ReasonNotAllowed, Message: "not on this Sandbox's network.allow list"}
-	for range 5 {
-		e.record(src, true, "evil.example:443", refusal)
-	}
-	e.record(egress.Source{}, false, "evil.example:443", refusal)
-	g.Expect(recorder.Events).To(HaveLen(1), "one Event for five refusals within the period; none for an unknown source")
-	ev := <-recorder.Events
-	g.Expect(ev).To(ContainSubstring("EgressRefused"))
-	g.Expect(ev).To(ContainSubstring("evil.example:443"))
-	g.Expect(strings.Contains(ev, "1 refusal(s)")).To(BeTrue(), ev)
-
-	e.last[types.NamespacedName{Namespace: "team", Name: "agent"}] = time.Now().Add(-2 * time.Hour)
-	e.record(src, true, "evil.example:443", refusal)
-	g.Expect(<-recorder.Events).To(ContainSubstring("5 refusal(s)"), "the four held back and this one")
 }

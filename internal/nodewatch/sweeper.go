@@ -1,32 +1,53 @@
-package sandbox
+package nodewatch
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/handoff"
+	"github.com/dockside-dev/dockside/internal/topology"
 )
 
 // Sweeper looks over everything Docker holds for the node at start-up, every Period, and at once when the
-// event stream was broken. It removes orphans (resources whose Sandbox no longer exists) and asks for a pass
-// over each Sandbox whose containers are not what its status says (an event was missed). It is the agent's
-// only periodic look at Docker: three listings per period for the whole node, however many Sandboxes idle.
+// event stream was broken. It has the Cleaner remove orphans (resources whose Sandbox no longer exists) and
+// asks for a pass over each Sandbox whose containers are not what its status says (an event was missed). It
+// is the agent's only periodic look at Docker: three listings per period for the whole node, however many
+// Sandboxes idle.
 type Sweeper struct {
-	r      *SandboxReconciler
-	period time.Duration
-	out    chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]
-	kick   chan struct{}
+	Cleaner   Cleaner
+	Driver    dd.Driver
+	Sandboxes client.Reader // the node's Sandboxes: the manager's cache
+	APIReader client.Reader // confirms with the API server that a Sandbox the cache lacks is gone
+	Node      string
+	Period    time.Duration
+	Out       chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox] // the Sandbox reconciler's requeues
+
+	kick chan struct{}
 }
 
-// NewSweeper returns a sweeper that removes orphans with r and sends requeues to out.
-func NewSweeper(r *SandboxReconciler, period time.Duration, out chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]) *Sweeper {
-	return &Sweeper{r: r, period: period, out: out, kick: make(chan struct{}, 1)}
+// Cleaner is what the sweeper has the Sandbox reconciler do, the one that removes what Docker holds for a
+// Sandbox and serves the egress proxy on its bridges.
+type Cleaner interface {
+	// RemoveOrphan removes everything Docker holds for the Sandbox uid, which no longer exists.
+	RemoveOrphan(ctx context.Context, uid types.UID) error
+	// KeepEgress serves the egress proxy on exactly the Isolated bridges among networks, every network of
+	// the node.
+	KeepEgress(networks []dd.NetworkInfo)
+}
+
+// NewSweeper returns the sweeper s describes, ready to start.
+func NewSweeper(s Sweeper) *Sweeper {
+	s.kick = make(chan struct{}, 1)
+	return &s
 }
 
 // Kick asks for a sweep now (the event stream was resumed).
@@ -40,7 +61,7 @@ func (w *Sweeper) Kick() {
 // Start sweeps until ctx ends (a manager runnable, run only by the Lease holder).
 func (w *Sweeper) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("sweeper")
-	ticker := time.NewTicker(w.period)
+	ticker := time.NewTicker(w.Period)
 	defer ticker.Stop()
 	for {
 		if err := w.sweep(ctx); err != nil && ctx.Err() == nil {
@@ -67,7 +88,7 @@ func (w *Sweeper) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.r.keepEgress(networks)
+	w.Cleaner.KeepEgress(networks)
 	log := ctrl.LoggerFrom(ctx).WithName("sweeper")
 	for uid, h := range held {
 		sbx, err := w.owner(ctx, h.key, uid)
@@ -76,11 +97,11 @@ func (w *Sweeper) sweep(ctx context.Context) error {
 			log.Error(err, "Reading the owner of Docker resources", "sandbox", h.key)
 		case sbx == nil:
 			log.Info("Removing orphaned Docker resources", "sandbox", h.key, "uid", uid)
-			if err := w.r.removeOwned(ctx, uid, nil); err != nil {
+			if err := w.Cleaner.RemoveOrphan(ctx, uid); err != nil {
 				log.Error(err, "Orphan removal not confirmed; retrying next sweep", "sandbox", h.key)
 			}
 		case drifted(sbx, h):
-			requeue(ctx, w.out, h.key.Namespace, h.key.Name)
+			handoff.Requeue(ctx, w.Out, h.key.Namespace, h.key.Name)
 		}
 	}
 	return w.requeueEmptied(ctx, held)
@@ -89,17 +110,17 @@ func (w *Sweeper) sweep(ctx context.Context) error {
 // list groups this node's labelled containers, networks and volumes by owner UID (the shared bridges have
 // none), and returns every network of the node too.
 func (w *Sweeper) list(ctx context.Context) (map[types.UID]*holdings, []dd.NetworkInfo, error) {
-	containers, err := w.r.Driver.ListContainers(ctx, nil)
+	containers, err := w.Driver.ListContainers(ctx, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("listing the node's containers: %w", err)
 	}
-	networks, err := w.r.Driver.ListNetworks(ctx, nil)
+	networks, err := w.Driver.ListNetworks(ctx, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("listing the node's networks: %w", err)
 	}
-	volumes, err := w.r.Driver.ListVolumes(ctx, nil)
+	volumes, err := w.Driver.ListVolumes(ctx, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("listing the node's volumes: %w", err)
 	}
 	held := map[types.UID]*holdings{}
 	at := func(labels map[string]string) *holdings {
@@ -134,15 +155,15 @@ func (w *Sweeper) list(ctx context.Context) (map[types.UID]*holdings, []dd.Netwo
 // an absence is confirmed with the API server, so that a lagging cache never makes a new Sandbox an orphan.
 func (w *Sweeper) owner(ctx context.Context, key types.NamespacedName, uid types.UID) (*dsv1alpha1.Sandbox, error) {
 	sbx := &dsv1alpha1.Sandbox{}
-	if err := w.r.Get(ctx, key, sbx); err == nil && sbx.UID == uid {
+	if err := w.Sandboxes.Get(ctx, key, sbx); err == nil && sbx.UID == uid {
 		return sbx, nil
 	}
-	switch err := w.r.APIReader.Get(ctx, key, sbx); {
+	switch err := w.APIReader.Get(ctx, key, sbx); {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, err
-	case sbx.UID != uid || sbx.Spec.NodeName != w.r.Options.Node:
+		return nil, fmt.Errorf("reading Sandbox %s: %w", key, err)
+	case sbx.UID != uid || sbx.Spec.NodeName != w.Node:
 		return nil, nil
 	}
 	return sbx, nil
@@ -151,12 +172,12 @@ func (w *Sweeper) owner(ctx context.Context, key types.NamespacedName, uid types
 // requeueEmptied asks for a pass over live Sandboxes of the node that had containers and now have none.
 func (w *Sweeper) requeueEmptied(ctx context.Context, held map[types.UID]*holdings) error {
 	var list dsv1alpha1.SandboxList
-	if err := w.r.List(ctx, &list); err != nil {
-		return err
+	if err := w.Sandboxes.List(ctx, &list); err != nil {
+		return fmt.Errorf("listing the node's Sandboxes: %w", err)
 	}
 	for _, sbx := range list.Items {
 		if _, ok := held[sbx.UID]; !ok && sbx.Status.TopologyGeneration > 0 {
-			requeue(ctx, w.out, sbx.Namespace, sbx.Name)
+			handoff.Requeue(ctx, w.Out, sbx.Namespace, sbx.Name)
 		}
 	}
 	return nil
@@ -169,7 +190,7 @@ func drifted(sbx *dsv1alpha1.Sandbox, h *holdings) bool {
 	if !sbx.DeletionTimestamp.IsZero() {
 		return true
 	}
-	settled, gen := isSettled(sbx), sbx.Status.TopologyGeneration
+	settled, gen := topology.Settled(sbx), sbx.Status.TopologyGeneration
 	wantPaused := sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused
 	seen := map[string]bool{}
 	for _, c := range h.containers {
@@ -177,14 +198,14 @@ func drifted(sbx *dsv1alpha1.Sandbox, h *holdings) bool {
 		seen[c.ID] = true
 		switch {
 		case role == dsv1alpha1.RoleHolder:
-			if !alive(c) {
+			if !topology.Alive(c) {
 				return true
 			}
 		case owner.Generation != gen, c.State == dd.StateCreated:
 			return true
-		case settled && alive(c):
+		case settled && topology.Alive(c):
 			return true
-		case !settled && (ended(c) || (alive(c) && (c.State == dd.StatePaused) != wantPaused)):
+		case !settled && (topology.Ended(c) || (topology.Alive(c) && (c.State == dd.StatePaused) != wantPaused)):
 			return true
 		}
 	}

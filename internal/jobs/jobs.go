@@ -1,17 +1,19 @@
-package sandbox
+// Package jobs is generic machinery: slow work run off the reconcile workers (Jobs), which the Sandbox
+// reconciler's restores and internal/prober's readiness checks run on.
+package jobs
 
 import (
 	"context"
 	"sync"
 )
 
-// jobs runs slow Docker work in the background, off the reconcile workers (readiness checks, restores), so
+// Jobs runs slow Docker work in the background, off the reconcile workers (readiness checks, restores), so
 // that one Sandbox's slow calls hold no worker and delay no other Sandbox's pass (docs/design/status.md
 // "Poisoning and settling"). A key has at most one job running or waiting to be taken, and at most a limit of
 // jobs run at once; the rest wait for a slot. A completed job's result is kept until a pass takes it, once,
 // and its Sandbox is woken for that pass. What jobs hold is in memory only: a restarted agent runs the work
 // again when a pass asks for it.
-type jobs[K comparable, R any] struct {
+type Jobs[K comparable, R any] struct {
 	mu    sync.Mutex
 	byKey map[K]*job[R]
 	slots chan struct{} // one token per running job; made at first use
@@ -23,18 +25,18 @@ type job[R any] struct {
 	result *R
 }
 
-// pending tells whether key has a job outstanding or a result no pass has taken.
-func (j *jobs[K, R]) pending(key K) bool {
+// Pending tells whether key has a job outstanding or a result no pass has taken.
+func (j *Jobs[K, R]) Pending(key K) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.byKey[key] != nil
 }
 
-// start runs work for key in the background unless key has a job pending; it says whether it started one.
+// Start runs work for key in the background unless key has a job pending; it says whether it started one.
 // ctx (the agent's) cancels every job, and work is handed it; limit is the most jobs run at once (taken at
 // the first start). cancelled is the result of a job that ended before it had a slot. woken is called when
 // the job completes, unless key was forgotten meanwhile.
-func (j *jobs[K, R]) start(ctx context.Context, key K, limit int, work func(context.Context) R, cancelled R, woken func()) bool {
+func (j *Jobs[K, R]) Start(ctx context.Context, key K, limit int, work func(context.Context) R, cancelled R, woken func()) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.byKey[key] != nil {
@@ -54,7 +56,7 @@ func (j *jobs[K, R]) start(ctx context.Context, key K, limit int, work func(cont
 }
 
 // run waits for a slot, does the work in it, and stores the result where a pass takes it.
-func (j *jobs[K, R]) run(ctx context.Context, key K, jb *job[R], work func(context.Context) R, cancelled R, woken func()) {
+func (j *Jobs[K, R]) run(ctx context.Context, key K, jb *job[R], work func(context.Context) R, cancelled R, woken func()) {
 	res := cancelled
 	select {
 	case j.slots <- struct{}{}:
@@ -68,7 +70,7 @@ func (j *jobs[K, R]) run(ctx context.Context, key K, jb *job[R], work func(conte
 }
 
 // complete stores a job's result; false when its key was forgotten meanwhile, and it is dropped.
-func (j *jobs[K, R]) complete(key K, jb *job[R], res R) bool {
+func (j *Jobs[K, R]) complete(key K, jb *job[R], res R) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	jb.cancel()
@@ -80,8 +82,8 @@ func (j *jobs[K, R]) complete(key K, jb *job[R], res R) bool {
 	return true
 }
 
-// take returns key's result when its job has completed, and forgets the job: each result is had once.
-func (j *jobs[K, R]) take(key K) (R, bool) {
+// Take returns key's result when its job has completed, and forgets the job: each result is had once.
+func (j *Jobs[K, R]) Take(key K) (R, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	jb := j.byKey[key]
@@ -93,12 +95,25 @@ func (j *jobs[K, R]) take(key K) (R, bool) {
 	return *jb.result, true
 }
 
-// forget cancels key's outstanding job and drops it, or its result, without a wake.
-func (j *jobs[K, R]) forget(key K) {
+// Forget cancels key's outstanding job and drops it, or its result, without a wake.
+func (j *Jobs[K, R]) Forget(key K) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if jb := j.byKey[key]; jb != nil && jb.cancel != nil {
 		jb.cancel()
 	}
 	delete(j.byKey, key)
+}
+
+// Outstanding counts the jobs running or waiting for a slot: those that have stored no result yet.
+func (j *Jobs[K, R]) Outstanding() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := 0
+	for _, jb := range j.byKey {
+		if jb.cancel != nil {
+			n++
+		}
+	}
+	return n
 }

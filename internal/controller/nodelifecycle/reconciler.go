@@ -8,28 +8,40 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/status"
 )
 
-// Controller looks at the agents' Leases every LostAfter/4 and, when this agent is the writer (see writes),
+// Reconciler looks at the agents' Leases every LostAfter/4 and, when this agent is the writer (see writes),
 // marks the Sandboxes of every lost node. It runs only while its agent holds its own Lease. It has no
 // Docker driver: it makes no Docker call, and changes no spec, finalizer or binding.
-type Controller struct {
+type Reconciler struct {
 	Client    client.Client // writes the status of lost nodes' Sandboxes
-	Leases    client.Reader // the Leases of Namespace (the manager's cache)
+	Leases    client.Reader // the Leases of Options.Namespace (the manager's cache)
 	APIReader client.Reader // lists a lost node's Sandboxes (not in this agent's cache) and reads its Lease afresh
+	Options   Options
+}
+
+// Options say whose Leases are judged and how.
+type Options struct {
 	Node      string        // this agent's node
 	Namespace string        // of the agents' Leases
 	LostAfter time.Duration // a Lease unchanged this long means its node is lost
 }
 
+// SetupWithManager adds the reconciler to the manager, to run while this agent leads its node. It is a look
+// at every Lease on a timer, not a queue of objects: the controller options do not apply to it.
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, _ controller.Options) error {
+	return mgr.Add(r)
+}
+
 // Start looks until ctx ends.
-func (c *Controller) Start(ctx context.Context) error {
+func (c *Reconciler) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("node-lifecycle")
-	b := newBook(c.LostAfter)
-	t := time.NewTicker(c.LostAfter / 4)
+	b := newBook(c.Options.LostAfter)
+	t := time.NewTicker(c.Options.LostAfter / 4)
 	defer t.Stop()
 	for {
 		select {
@@ -44,18 +56,18 @@ func (c *Controller) Start(ctx context.Context) error {
 }
 
 // pass records the Leases and, when this agent writes, marks the lost nodes' Sandboxes.
-func (c *Controller) pass(ctx context.Context, b *book, now time.Time) error {
+func (c *Reconciler) pass(ctx context.Context, b *book, now time.Time) error {
 	var leases coordinationv1.LeaseList
-	if err := c.Leases.List(ctx, &leases, client.InNamespace(c.Namespace)); err != nil {
+	if err := c.Leases.List(ctx, &leases, client.InNamespace(c.Options.Namespace)); err != nil {
 		return err
 	}
 	b.observe(leases.Items, now)
 	fresh, lost := b.split(now)
-	if !writes(c.Node, fresh) {
+	if !writes(c.Options.Node, fresh) {
 		return nil
 	}
 	for _, node := range lost {
-		if node == c.Node {
+		if node == c.Options.Node {
 			continue
 		}
 		if err := c.markLost(ctx, b, node); err != nil {
@@ -69,7 +81,7 @@ func (c *Controller) pass(ctx context.Context, b *book, now time.Time) error {
 // the node's agent came back before the list, the Lease shows it and nothing is written; if it comes back
 // after, its first passes change the Sandboxes, so that a write from this list is refused (resourceVersion)
 // or, landing first, is seen and undone by those passes.
-func (c *Controller) markLost(ctx context.Context, b *book, node string) error {
+func (c *Reconciler) markLost(ctx context.Context, b *book, node string) error {
 	log := ctrl.LoggerFrom(ctx).WithName("node-lifecycle")
 	var list dsv1alpha1.SandboxList
 	if err := c.APIReader.List(ctx, &list, client.MatchingFields{dsv1alpha1.FieldSandboxNodeName: node}); err != nil {
@@ -79,7 +91,7 @@ func (c *Controller) markLost(ctx context.Context, b *book, node string) error {
 		return nil
 	}
 	lease := &coordinationv1.Lease{}
-	if err := c.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: LeasePrefix + node}, lease); err != nil {
+	if err := c.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Options.Namespace, Name: LeaseName(node)}, lease); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if !b.unchanged(node, lease) {

@@ -1,4 +1,4 @@
-package sandbox
+package topology
 
 import (
 	"testing"
@@ -11,12 +11,12 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
-func TestTopologyHash(t *testing.T) {
+func TestHash(t *testing.T) {
 	g := NewWithT(t)
 	base := dsv1alpha1.SandboxSpec{Image: "img:1", Services: []string{"db"}, Resources: dsv1alpha1.Resources{CPU: resource.MustParse("1")}}
 	db := &dsv1alpha1.SandboxService{ObjectMeta: metav1.ObjectMeta{Name: "db", UID: "u1", Generation: 1}}
 	hash := func(spec dsv1alpha1.SandboxSpec, svc *dsv1alpha1.SandboxService) string {
-		return topologyHash(&spec, spec.Services, []*dsv1alpha1.SandboxService{svc})
+		return Hash(&spec, spec.Services, []*dsv1alpha1.SandboxService{svc})
 	}
 	h := hash(base, db)
 
@@ -49,38 +49,11 @@ func TestTopologyHash(t *testing.T) {
 		}
 		got := hash(spec, svc)
 		g.Expect(got == h).To(Equal(tc.same), name)
-		g.Expect(ownSpecPart(got) == ownSpecPart(h)).To(Equal(tc.sameOwn), name)
+		g.Expect(OwnSpecPart(got) == OwnSpecPart(h)).To(Equal(tc.sameOwn), name)
 	}
 	g.Expect(hash(base, nil)).NotTo(Equal(h), "a missing SandboxService changes the services half")
 	replaced := db.DeepCopy()
 	replaced.UID = "u2"
 	g.Expect(hash(base, replaced)).NotTo(Equal(h), "a SandboxService deleted and made again changes the services half")
 	g.Expect(len(h)).To(BeNumerically("<=", 64), "fits status.topologyHash")
-}
-
-func TestLimits(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(limits(dsv1alpha1.Resources{})).To(Equal(limits(dsv1alpha1.Resources{
-		CPU: resource.MustParse("1"), Memory: resource.MustParse("512Mi"), Pids: 256,
-	})), "defaults where a field was left out")
-	got := limits(dsv1alpha1.Resources{CPU: resource.MustParse("250m"), Memory: resource.MustParse("64Mi"), Pids: 32})
-	g.Expect(got.NanoCPUs).To(BeEquivalentTo(250_000_000))
-	g.Expect(got.MemoryBytes).To(BeEquivalentTo(64 << 20))
-	g.Expect(got.PIDs).To(BeEquivalentTo(32))
-	g.Expect(mountPath(dsv1alpha1.Workspace{MountPath: "/data/"})).To(Equal("/data"))
-	g.Expect(pinned("img@sha256:abc")).To(BeTrue())
-	g.Expect(pinned("img:1")).To(BeFalse())
-}
-
-func writable(size string) dsv1alpha1.RootFilesystem {
-	return dsv1alpha1.RootFilesystem{Mode: dsv1alpha1.RootFilesystemWritable, Size: ptr.To(resource.MustParse(size))}
-}
-
-func TestWritableRootBytes(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(writableRootBytes(dsv1alpha1.SandboxSpec{})).To(BeZero())
-	g.Expect(writableRootBytes(dsv1alpha1.SandboxSpec{RootFilesystem: dsv1alpha1.RootFilesystem{Mode: dsv1alpha1.RootFilesystemReadOnly}})).To(BeZero())
-	g.Expect(writableRootBytes(dsv1alpha1.SandboxSpec{RootFilesystem: writable("256Mi")})).To(BeEquivalentTo(256 << 20))
-	g.Expect(writableRootBytes(dsv1alpha1.SandboxSpec{RootFilesystem: dsv1alpha1.RootFilesystem{Mode: dsv1alpha1.RootFilesystemWritable}})).
-		To(BeZero(), "no size, which validation refuses: never an uncapped layer")
 }

@@ -1,13 +1,13 @@
-package sandbox
+package nodewatch
 
 import (
 	"context"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/handoff"
 )
 
 // DockerEvents turns the driver's event stream of this node's containers into passes over their Sandboxes,
@@ -27,17 +27,8 @@ func (p *DockerEvents) Start(ctx context.Context) error {
 		case ev.Type == dd.EventResync:
 			p.Resync()
 		case ev.Owner.Name != "":
-			requeue(ctx, p.Out, ev.Owner.Namespace, ev.Owner.Name)
+			handoff.Requeue(ctx, p.Out, ev.Owner.Namespace, ev.Owner.Name)
 		}
 	}
 	return nil
-}
-
-// requeue asks for a pass over the Sandbox namespace/name.
-func requeue(ctx context.Context, out chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox], namespace, name string) {
-	obj := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	select {
-	case out <- event.TypedGenericEvent[*dsv1alpha1.Sandbox]{Object: obj}:
-	case <-ctx.Done():
-	}
 }
