@@ -4,11 +4,11 @@
 // caller (Verb gives the RBAC verb) and routes the request to the agent of the Sandbox's node, which calls
 // Handler.Serve with the Sandbox's Target (TargetFor).
 //
-// Everything goes through the Docker daemon's archive API (dockerdriver's CopyFrom, CopyToAsUser,
-// StatPath), which works in any image, shell or not, and on a paused container; the driver's RenamePath
-// and RemovePath run the image's own mv and rm as the container's user, so writes and removes need an
-// image with them (busybox, coreutils) and a running, unpaused container. The archive API cannot see the
-// container's own tmpfs mounts (scratch, /tmp): those are refused with 501 Not Implemented rather than
-// served wrong. The rules (paths, symlinks, secrets, atomic writes, errors) are in
+// The workspace and the root go through the Docker daemon's archive API (dockerdriver's CopyFrom,
+// CopyToAsUser, StatPath), which works in any image, shell or not, and on a paused container; the driver's
+// RenamePath and RemovePath run the image's own mv and rm as the container's user, so writes and removes
+// need an image with them (busybox, coreutils) and a running, unpaused container. The container's own tmpfs
+// mounts (scratch, /tmp), which the archive API cannot see, go through its own sh, stat, readlink and tar,
+// streamed (inside.go). The rules (paths, symlinks, secrets, atomic writes, errors) are in
 // docs/design/dataplane-files.md.
 package files

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -157,8 +159,6 @@ func TestRefusals(t *testing.T) {
 		message            string
 	}{
 		{"the read-only root", http.MethodPut, "/etc/passwd", http.StatusForbidden, "/etc/passwd is on the read-only root file system; write under /workspace or /tmp"},
-		{"a tmpfs of the container", http.MethodPut, "/tmp/x", http.StatusNotImplemented, "/tmp is a tmpfs mount of the container"},
-		{"reads under a tmpfs too", http.MethodGet, "/tmp/x", http.StatusNotImplemented, "/tmp is a tmpfs mount"},
 		{"secret files", http.MethodGet, "/run/secrets/dockside/token", http.StatusForbidden, "the Sandbox's secret files"},
 		{"the secret files' directory", http.MethodGet, "/run/secrets/dockside", http.StatusForbidden, "secret files"},
 		{"the kernel's files", http.MethodGet, "/proc/self/environ", http.StatusForbidden, "/proc is a kernel file system"},
@@ -394,4 +394,24 @@ func TestCheckedTarDeclaresEveryParent(t *testing.T) {
 		names = append(names, hdr.Name)
 	}
 	g.Expect(names).To(Equal([]string{"l", "l/", "l/evil", "./src/", "src/a/", "src/a/b"}))
+}
+
+func TestParseStat(t *testing.T) {
+	g := NewWithT(t)
+	st, err := parseStat("/tmp/f", "81a4 6 1700000000\n")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st).To(Equal(dd.PathStat{Name: "f", Size: 6, Mode: 0o644, Mtime: time.Unix(1700000000, 0)}))
+	st, err = parseStat("/tmp/d", "41ed 60 1700000000\n")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.IsDir()).To(BeTrue())
+	g.Expect(st.Mode.Perm()).To(Equal(fs.FileMode(0o755)))
+	st, err = parseStat("/tmp/l", "a1ff 4 1700000000\n/run/secrets/dockside/token\n")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.Mode & fs.ModeSymlink).NotTo(BeZero())
+	g.Expect(st.LinkTarget).To(Equal("/run/secrets/dockside/token"))
+	st, err = parseStat("/tmp/l", "a1ff 4 1700000000\n../etc/x\n")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.LinkTarget).To(Equal("/etc/x"), "a link that leads nowhere, as written, from its directory")
+	_, err = parseStat("x", "stat: garbage")
+	g.Expect(dd.IsUncertain(err)).To(BeTrue())
 }

@@ -67,10 +67,7 @@ func within(p, dir string) bool {
 // volume, or a writable root; the container's own tmpfs mounts are out of the archive API's sight.
 func (t Target) writable(p string) (*Mount, error) {
 	m := t.mountOf(p)
-	switch {
-	case m != nil && m.Tmpfs:
-		return nil, tmpfsRefusal(*m)
-	case m == nil && t.RootBytes == 0:
+	if m == nil && t.RootBytes == 0 {
 		return nil, forbidden("%s is on the read-only root file system; write under %s", p, t.mountList())
 	}
 	return m, nil
@@ -86,8 +83,4 @@ func (t Target) mountList() string {
 		return strings.Join(paths, "")
 	}
 	return strings.Join(paths[:len(paths)-1], ", ") + " or " + paths[len(paths)-1]
-}
-
-func tmpfsRefusal(m Mount) error {
-	return notImplemented("%s is a tmpfs mount of the container, which files does not serve yet (Docker's archive API sees the directory under it): use the workspace", m.Path)
 }

@@ -24,7 +24,7 @@ func (h *Handler) read(ctx context.Context, w http.ResponseWriter, t Target, p s
 	if n.stat.IsDir() {
 		return badRequest("%s is a directory: list it with op=list or copy it with op=tar", p)
 	}
-	rc, err := h.Driver.CopyFrom(ctx, t.Container, n.path)
+	rc, err := h.copyFrom(ctx, t, n.path)
 	if err != nil {
 		return driverError(err, t)
 	}
@@ -80,7 +80,7 @@ func (h *Handler) list(ctx context.Context, w http.ResponseWriter, t Target, p s
 	if !n.stat.IsDir() {
 		return badRequest("%s is not a directory", p)
 	}
-	rc, err := h.Driver.CopyFrom(ctx, t.Container, dirContents(n.path))
+	rc, err := h.copyFrom(ctx, t, dirContents(n.path))
 	if err != nil {
 		return driverError(err, t)
 	}
@@ -116,7 +116,7 @@ func (h *Handler) tarOut(ctx context.Context, w http.ResponseWriter, t Target, p
 	if within(dsv1alpha1.SecretFilesDir, n.path) {
 		return forbidden("an archive of %s would hold %s, the Sandbox's secret files", n.path, dsv1alpha1.SecretFilesDir)
 	}
-	rc, err := h.Driver.CopyFrom(ctx, t.Container, dirContents(n.path))
+	rc, err := h.copyFrom(ctx, t, dirContents(n.path))
 	if err != nil {
 		return driverError(err, t)
 	}
@@ -128,9 +128,6 @@ func (h *Handler) readable(ctx context.Context, t Target, p string, followLast b
 	n, err := h.resolve(ctx, t, p, followLast)
 	if err != nil {
 		return node{}, err
-	}
-	if m := t.mountOf(n.path); m != nil && m.Tmpfs {
-		return node{}, tmpfsRefusal(*m)
 	}
 	if n.stat == nil {
 		return node{}, notFound("%s does not exist", p)

@@ -33,7 +33,7 @@ func (h *Handler) resolve(ctx context.Context, t Target, p string, followLast bo
 		if err := refused(next); err != nil {
 			return node{}, err
 		}
-		st, err := h.Driver.StatPath(ctx, t.Container, next)
+		st, err := h.statPath(ctx, t, next)
 		if dd.IsNotFound(err) {
 			missing := path.Join(append([]string{next}, parts[i+1:]...)...)
 			return node{path: missing}, refused(missing)
@@ -49,7 +49,7 @@ func (h *Handler) resolve(ctx context.Context, t Target, p string, followLast bo
 		if err := refused(target); err != nil {
 			return node{}, err
 		}
-		tst, err := h.Driver.StatPath(ctx, t.Container, target)
+		tst, err := h.statPath(ctx, t, target)
 		switch {
 		case dd.IsNotFound(err):
 			missing := path.Join(append([]string{target}, parts[i+1:]...)...)

@@ -22,8 +22,8 @@ type Mount struct {
 	Path      string // absolute path in the container
 	SizeBytes int64  // its size bound; 0 if unknown
 	Name      string // what people call it in messages: "the workspace", "/tmp"
-	// Tmpfs: a tmpfs mount of the container itself (scratch, /tmp), which only its own processes see; the
-	// daemon's archive API would read and write the directory under it instead.
+	// Tmpfs: a tmpfs mount of the container itself (scratch, /tmp), which only its own processes see; files
+	// reaches it through them (inside.go), never through the daemon's archive API.
 	Tmpfs bool
 }
 
@@ -52,6 +52,12 @@ func phaseOf(sbx *dsv1alpha1.Sandbox) dsv1alpha1.SandboxPhase {
 		return dsv1alpha1.SandboxPending
 	}
 	return sbx.Status.Phase
+}
+
+// inTmpfs tells whether p lies in one of the container's own tmpfs mounts.
+func (t Target) inTmpfs(p string) bool {
+	m := t.mountOf(p)
+	return m != nil && m.Tmpfs
 }
 
 // mountOf is the mount holding p (the longest that does), or nil for the root file system.

@@ -36,7 +36,7 @@ func (h *Handler) tarIn(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return err
 	}
 	defer data.Close()
-	if err := h.Driver.CopyToAsUser(ctx, t.Container, dir.path, data); err != nil {
+	if err := h.copyTo(ctx, t, dir.path, data); err != nil {
 		switch {
 		case dd.IsNoSpace(err) && m != nil:
 			return insufficientStorage("%s is full: %s; the entries before that point were extracted", m.Name, sizeOf(m.SizeBytes))
@@ -79,6 +79,9 @@ func copyChecked(tr *tar.Reader, tw *tar.Writer) error {
 			return err
 		}
 		name := path.Clean(hdr.Name)
+		if name == "." {
+			continue // the directory itself, whose owner and mode stay as they are
+		}
 		if err := declareParents(tw, dirs, name, hdr); err != nil {
 			return err
 		}

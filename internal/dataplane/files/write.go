@@ -44,7 +44,7 @@ func (h *Handler) write(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err := existingDir(dir, path.Dir(p)); err != nil {
 		return err
 	}
-	if st, err := h.Driver.StatPath(ctx, t.Container, dst); err == nil && st.IsDir() {
+	if st, err := h.statPath(ctx, t, dst); err == nil && st.IsDir() {
 		return conflict("%s is a directory", p)
 	}
 	tmp := path.Join(dir.path, tempName(path.Base(p)))
@@ -59,7 +59,7 @@ func (h *Handler) write(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	defer data.Close()
 	hdr := &tar.Header{Name: path.Base(tmp), Size: data.size, Mode: int64(mode), ModTime: time.Now(), Typeflag: tar.TypeReg}
-	if err := h.Driver.CopyToAsUser(ctx, t.Container, dir.path, oneFile(hdr, data)); err != nil {
+	if err := h.copyTo(ctx, t, dir.path, oneFile(hdr, data)); err != nil {
 		h.discard(ctx, t, tmp)
 		return writeError(err, t, m)
 	}
@@ -119,7 +119,7 @@ func (h *Handler) mkdir(ctx context.Context, w http.ResponseWriter, t Target, p 
 	for {
 		missing = append([]string{path.Base(base)}, missing...)
 		base = path.Dir(base)
-		if st, err := h.Driver.StatPath(ctx, t.Container, base); err == nil {
+		if st, err := h.statPath(ctx, t, base); err == nil {
 			if !st.IsDir() {
 				return conflict("%s is not a directory", base)
 			}
@@ -134,7 +134,7 @@ func (h *Handler) mkdir(ctx context.Context, w http.ResponseWriter, t Target, p 
 	if _, err := t.writable(base); err != nil {
 		return err
 	}
-	if err := h.Driver.CopyToAsUser(ctx, t.Container, base, dirArchive(missing)); err != nil {
+	if err := h.copyTo(ctx, t, base, dirArchive(missing)); err != nil {
 		return driverError(err, t)
 	}
 	return h.statTo(ctx, w, t, n.path, http.StatusCreated)
@@ -191,7 +191,7 @@ func existingDir(n node, dir string) error {
 
 // statTo answers a change with what is now at p.
 func (h *Handler) statTo(ctx context.Context, w http.ResponseWriter, t Target, p string, code int) error {
-	st, err := h.Driver.StatPath(ctx, t.Container, p)
+	st, err := h.statPath(ctx, t, p)
 	if err != nil {
 		return driverError(err, t)
 	}
@@ -208,7 +208,7 @@ func (h *Handler) discard(ctx context.Context, t Target, tmp string) {
 	defer cancel()
 	empty := &tar.Header{Name: path.Base(tmp), Mode: 0o600, ModTime: time.Now(), Typeflag: tar.TypeReg}
 	// If either fails, the temporary name says what the file is.
-	if err := h.Driver.CopyToAsUser(ctx, t.Container, path.Dir(tmp), oneFile(empty, nil)); err == nil {
+	if err := h.copyTo(ctx, t, path.Dir(tmp), oneFile(empty, nil)); err == nil {
 		_ = h.Driver.RemovePath(ctx, t.Container, tmp, false)
 	}
 }

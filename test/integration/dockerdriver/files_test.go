@@ -133,8 +133,38 @@ var _ = Describe("Files handler", func() {
 		Expect(os.IsNotExist(err)).To(BeTrue(), "nor the host")
 	})
 
-	It("serves nothing of the container's own tmpfs mounts, which the archive API cannot see", func() {
-		Expect(status(put("/tmp/x", []byte("x")), http.StatusNotImplemented)).To(ContainSubstring("/tmp is a tmpfs mount"))
+	It("serves the container's own tmpfs mounts through its processes, bounded and atomic like the workspace", func(ctx SpecContext) {
+		data := make([]byte, 600<<10)
+		_, _ = rand.Read(data)
+		Expect(put("/tmp/a", data).Code).To(Equal(http.StatusCreated))
+		rec := get("/tmp/a")
+		Expect(rec.Code).To(Equal(http.StatusOK))
+		Expect(sha256.Sum256(rec.Body.Bytes())).To(Equal(sha256.Sum256(data)))
+		Expect(inContainer(ctx, "stat -c '%u %s' /tmp/a")).To(Equal("65532 614400"), "the container's user's")
+		Expect(status(put("/tmp/b", data), http.StatusInsufficientStorage)).To(Equal("/tmp is full: 1MiB"))
+		Expect(inContainer(ctx, "ls -A /tmp")).To(Equal("a"), "nothing half-written is left")
+
+		inContainer(ctx, "ln -s /run/secrets/dockside/token /tmp/token; ln -s /tmp /workspace/t; mkdir /tmp/d")
+		Expect(status(get("/tmp/token"), http.StatusForbidden)).To(ContainSubstring("secret files"))
+		rec = get("/workspace/t/a")
+		Expect(rec.Code).To(Equal(http.StatusOK), "a link from the workspace into /tmp leads to the container's /tmp")
+		Expect(rec.Body.Len()).To(Equal(len(data)))
+		rec = serve(http.MethodGet, url.Values{"op": {"list"}, "path": {"/tmp"}}, nil, 0)
+		Expect(rec.Body.String()).To(And(ContainSubstring(`"name":"a","size":614400`), ContainSubstring(`"name":"token"`)))
+		out := serve(http.MethodGet, url.Values{"op": {"tar"}, "path": {"/workspace/t/d"}}, nil, 0)
+		Expect(out.Code).To(Equal(http.StatusOK), out.Body.String())
+
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		Expect(tw.WriteHeader(&tar.Header{Name: "sub/f", Mode: 0o644, Size: 2, Typeflag: tar.TypeReg})).To(Succeed())
+		_, _ = tw.Write([]byte("hi"))
+		Expect(tw.Close()).To(Succeed())
+		in := serve(http.MethodPut, url.Values{"op": {"tar"}, "path": {"/tmp/d"}}, &buf, int64(buf.Len()))
+		Expect(in.Code).To(Equal(http.StatusOK), in.Body.String())
+		Expect(inContainer(ctx, "cat /tmp/d/sub/f; stat -c %u /tmp/d/sub")).To(Equal("hi65532"))
+		Expect(serve(http.MethodDelete, url.Values{"path": {"/tmp/d"}, "recursive": {"true"}}, nil, 0).Code).To(Equal(http.StatusNoContent))
+		Expect(serve(http.MethodPost, url.Values{"op": {"mkdir"}, "path": {"/tmp/x/y"}, "parents": {"true"}}, nil, 0).Code).To(Equal(http.StatusCreated))
+		Expect(inContainer(ctx, "ls -A /tmp | sort | tr '\\n' ' '")).To(Equal("a token x"))
 	})
 
 	It("round-trips a directory as a tar stream, links included", func(ctx SpecContext) {
