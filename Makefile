@@ -18,6 +18,8 @@ GOLANGCI_LINT := bin/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 # Debian's python3 with python3-kubernetes, installed with apt-get when missing, for the Python client's tests.
 PYTHON = $$(bash $(CURDIR)/hack/ensure-python.sh)
 NODE ?= $(shell hostname)
+# Loopback port of make run's data plane (exec through the API server), which kube-apiserver proxies to.
+DATAPLANE_PORT ?= 9443
 # Extra flags for make run's agent, e.g. AGENT_FLAGS="--host-firewall=false --capacity=20".
 AGENT_FLAGS ?=
 
@@ -82,7 +84,7 @@ test-e2e: check-docker controlplane images build ## The real agent binary, real 
 # (the tests, the DaemonSet, the systemd unit) it keeps JSON, which the end-to-end tests parse. Its metrics are
 # plain HTTP on loopback, http://127.0.0.1:8080/metrics, for curl or a local Prometheus without credentials.
 run: check-docker controlplane images build ## Local control plane + the agent on this machine's Docker; Ctrl-C stops all.
-	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints --zap-encoder=console --metrics-bind-address=127.0.0.1:8080 --metrics-secure=false $(AGENT_FLAGS)
+	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -dataplane-port $(DATAPLANE_PORT) -cert-dir .local/pki -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints --zap-encoder=console --metrics-bind-address=127.0.0.1:8080 --metrics-secure=false --dataplane-bind-address=127.0.0.1:$(DATAPLANE_PORT) --dataplane-cert-dir=.local/pki/dataplane $(AGENT_FLAGS)
 
 stop: ## Stop what `make run` started, from another terminal.
 	@go run ./cmd/dockside-dev stop -pid-file .local/run.pids

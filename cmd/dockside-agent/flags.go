@@ -72,6 +72,10 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 		return nil
 	})
 	fs.BoolVar(&s.opts.HostFirewall, "host-firewall", true, "install the nftables table that drops what Dockside's bridges send to this host, except connections to the egress proxy (needs CAP_NET_ADMIN; without it the agent warns loudly and goes on)")
+	fs.StringVar(&s.opts.Dataplane.BindAddress, "dataplane-bind-address", "", "address of the data plane's HTTPS listener (exec on Sandboxes through the API server's aggregated group subresources.dockside.dev), e.g. :9443; \"\" serves none")
+	fs.StringVar(&s.opts.Dataplane.CertDir, "dataplane-cert-dir", "", "folder with the data plane's tls.crt and tls.key (naming --dataplane-server-name) and ca.crt, the CA of every agent's certificate and the APIService's caBundle")
+	fs.StringVar(&s.opts.Dataplane.AdvertiseAddress, "dataplane-advertise-address", "", "host:port at which other agents reach this one's data plane, published on the node's Lease so that a call for this node's Sandboxes landing elsewhere is forwarded here; \"\" publishes none")
+	fs.StringVar(&s.opts.Dataplane.ServerName, "dataplane-server-name", agent.DefaultDataplaneServerName, "DNS name every agent's data plane certificate holds: the APIService's Service, <name>.<namespace>.svc")
 	// --kubeconfig: $KUBECONFIG, then ~/.kube/config, then in-cluster (controller-runtime reads it in GetConfig).
 	config.RegisterFlags(fs)
 	s.zap.BindFlags(fs)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -33,11 +34,24 @@ func main() {
 	fs.StringVar(&opts.KubeconfigPath, "kubeconfig", ".local/kubeconfig", "where to write the admin kubeconfig")
 	fs.StringVar(&opts.CRDDir, "crds", "config/crd/bases", "folder of CRD manifests to install")
 	pidFile := fs.String("pid-file", ".local/run.pids", "where to record the processes of this run")
+	dp := controlplane.Dataplane{}
+	fs.Func("dataplane-port", "loopback port of the agent's data plane, which kube-apiserver proxies subresources.dockside.dev to (the agent's --dataplane-bind-address=127.0.0.1:PORT); 0 sets none up", func(v string) error {
+		port, err := strconv.ParseUint(v, 10, 16)
+		if err != nil {
+			return fmt.Errorf("not a port: %w", err)
+		}
+		dp.Port = int32(port)
+		return nil
+	})
+	fs.StringVar(&dp.CertDir, "cert-dir", ".local/pki", "where the front proxy's and the data plane's certificates are made at each start (the agent's --dataplane-cert-dir is its dataplane/ folder)")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: dockside-dev [flags] [-- agent command...] | dockside-dev stop [-pid-file F]")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
+	if dp.Port != 0 {
+		opts.Dataplane = &dp
+	}
 	if err := run(opts, *pidFile, fs.Args()); err != nil {
 		fail(err)
 	}

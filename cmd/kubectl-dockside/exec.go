@@ -6,63 +6,50 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
-	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/pkg/execution"
-)
-
-// Exit codes when the command gave none, in the spirit of timeout(1) and docker run.
-const (
-	exitDeadline  = 124 // the command ran past its deadline
-	exitNoCommand = 125 // it did not exit on its own for another reason, or the plugin failed
-	exitInterrupt = 130 // the user interrupted the plugin, which cancelled the command
-	maxStdin      = 64 << 10
+	"golang.org/x/term"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 const execUsage = `Usage: kubectl dockside exec [flags] SANDBOX -- COMMAND [ARG...]
 
-Runs COMMAND in the session Sandbox SANDBOX through an Execution, prints its standard output and standard
-error, and exits with its exit code: 124 when it ran past --timeout (the Sandbox's container is then killed),
-125 when it did not exit on its own for another reason (the reason is printed), 130 when interrupted (the
-Execution is deleted, which stops the command), and 2 for a usage error, found before anything runs.
+Runs COMMAND in the Sandbox SANDBOX as kubectl exec runs one in a pod: through the API server
+(subresources.dockside.dev, docs/design/dataplane.md), its output streamed as it is written, and exits with
+its exit code. -i sends the plugin's standard input; -t gives it a terminal (raw mode, resized with yours;
+Ctrl-C reaches the command). What the command started ends with it. 125 when the plugin or the server
+failed (the message says why), 2 for a usage error. For a command with a deadline, recorded as an object,
+use run.
 
 Flags:
 `
 
 type execOptions struct {
 	kubeFlags
-	stdin, keep bool
-	timeout     time.Duration
-	maxOutput   int
-	env         envFlag
-	workdir     string
+	stdin, tty bool
 }
 
 func execFlags(o *execOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("kubectl dockside exec", flag.ContinueOnError)
 	o.add(fs)
-	fs.BoolVar(&o.stdin, "stdin", false, "send the plugin's standard input (at most 64 KiB) to the command")
+	fs.BoolVar(&o.stdin, "stdin", false, "send the plugin's standard input to the command")
 	fs.BoolVar(&o.stdin, "i", false, "shorthand for --stdin")
-	fs.DurationVar(&o.timeout, "timeout", time.Minute, "deadline of the command, in whole seconds; past it the Sandbox's container is killed")
-	fs.IntVar(&o.maxOutput, "max-output-bytes", 0, "bytes kept of each of stdout and stderr (default 65536; the node may lower it)")
-	fs.Var(&o.env, "env", "NAME=VALUE to add to the command's environment (repeatable)")
-	fs.Var(&o.env, "e", "shorthand for --env")
-	fs.StringVar(&o.workdir, "workdir", "", "absolute directory the command starts in")
-	fs.StringVar(&o.workdir, "w", "", "shorthand for --workdir")
-	fs.BoolVar(&o.keep, "keep", false, "keep the Execution (until its ttlSecondsAfterFinished) instead of deleting it")
+	fs.BoolVar(&o.tty, "tty", false, "give the command a terminal (with -i, from a terminal)")
+	fs.BoolVar(&o.tty, "t", false, "shorthand for --tty")
 	return fs
 }
 
 func runExec(args []string) int {
-	o := &execOptions{env: envFlag{}}
+	o := &execOptions{}
 	fs := execFlags(o)
 	fs.SetOutput(io.Discard)
-	sandbox, command, err := parseArgs(fs, args)
+	sandbox, command, err := parseArgs(fs, splitShortFlags(args))
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(os.Stdout, execUsage)
 		fs.SetOutput(os.Stdout)
@@ -70,106 +57,142 @@ func runExec(args []string) int {
 		return 0
 	}
 	if err != nil {
-		return fail(exitUsage, "%v\n\n%s", err, execUsage)
-	}
-	req := execution.Request{
-		Sandbox: sandbox, Command: command, Env: o.env, WorkingDir: o.workdir, Timeout: o.timeout,
-		MaxOutputBytes: int32(o.maxOutput), Keep: o.keep,
-	}
-	if o.stdin {
-		if req.Stdin, err = readStdin(); err != nil {
-			return fail(exitNoCommand, "%v", err)
-		}
+		return fail(exitUsage, "%v (run takes --timeout, --env and --workdir)\n\n%s", err, execUsage)
 	}
 	cfg, ns, err := o.config()
 	if err != nil {
 		return fail(exitNoCommand, "%v", err)
 	}
-	req.Namespace = ns
-	c, err := execution.New(cfg)
-	if err != nil {
-		return fail(exitNoCommand, "%v", err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	res, err := c.Run(ctx, req)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return fail(exitInterrupt, "interrupted: the Execution was deleted, which stops the command")
-	case err != nil:
+	code, err := streamExec(ctx, cfg, ns, sandbox, command, o.stdin, o.tty)
+	if err != nil {
 		return fail(exitNoCommand, "%v", err)
 	}
-	return report(res)
-}
-
-// report prints the command's output, then what the plugin knows beyond it, and says which exit code to use.
-func report(res *execution.Result) int {
-	fmt.Fprint(os.Stdout, res.Stdout)
-	fmt.Fprint(os.Stderr, res.Stderr)
-	if res.StdoutTruncatedBytes > 0 || res.StderrTruncatedBytes > 0 {
-		warn("output past --max-output-bytes was cut: %d bytes of stdout, %d of stderr", res.StdoutTruncatedBytes, res.StderrTruncatedBytes)
-	}
-	switch {
-	case res.ExitCode == nil && res.Reason == dsv1alpha1.ReasonDeadlineExceeded:
-		return fail(exitDeadline, "%s", res.Message)
-	case res.ExitCode == nil:
-		return fail(exitNoCommand, "%s: %s", res.Reason, res.Message)
-	case res.SandboxKilled:
-		warn("%s", res.Message) // processes left running: the Sandbox's container was killed
-	}
-	return int(*res.ExitCode)
-}
-
-// parseArgs reads [flags] SANDBOX [flags] -- COMMAND [ARG...], as kubectl exec takes them: flags may come on
-// either side of the Sandbox's name, and everything after "--" is the command's (the "--" may be left out
-// when the command starts with no dash).
-func parseArgs(fs *flag.FlagSet, args []string) (string, []string, error) {
-	if err := fs.Parse(args); err != nil {
-		return "", nil, err
-	}
-	if fs.NArg() == 0 {
-		return "", nil, errors.New("a Sandbox name is required")
-	}
-	sandbox := fs.Arg(0)
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		return "", nil, err
-	}
-	if fs.NArg() == 0 {
-		return "", nil, errors.New("a command is required after the Sandbox name and --")
-	}
-	return sandbox, fs.Args(), nil
-}
-
-func readStdin() (string, error) {
-	data, err := io.ReadAll(io.LimitReader(os.Stdin, maxStdin+1))
-	if err != nil {
-		return "", fmt.Errorf("reading standard input: %w", err)
-	}
-	if len(data) > maxStdin {
-		return "", fmt.Errorf("standard input is larger than %d bytes, the most an Execution takes", maxStdin)
-	}
-	return string(data), nil
-}
-
-// envFlag collects NAME=VALUE flags.
-type envFlag map[string]string
-
-func (e envFlag) String() string { return "" }
-
-func (e envFlag) Set(v string) error {
-	name, value, ok := strings.Cut(v, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("--env wants NAME=VALUE, not %q", v)
-	}
-	e[name] = value
-	return nil
-}
-
-func warn(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "kubectl-dockside: "+format+"\n", args...)
-}
-
-func fail(code int, format string, args ...any) int {
-	warn(format, args...)
 	return code
+}
+
+// splitShortFlags spells -it and -ti, as kubectl takes them, as -i -t, up to the "--" that starts the command.
+func splitShortFlags(args []string) []string {
+	out := make([]string, 0, len(args)+1)
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if a == "-it" || a == "-ti" {
+			out = append(out, "-i", "-t")
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// execURL is the exec subresource of the Sandbox, with the query kubectl exec sends for pods.
+func execURL(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool) (*url.URL, error) {
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the API server's address: %w", err)
+	}
+	q := url.Values{"command": command, "stdout": {"true"}}
+	q.Set("stdin", fmt.Sprint(stdin))
+	q.Set("tty", fmt.Sprint(tty))
+	q.Set("stderr", fmt.Sprint(!tty)) // a terminal's output is one stream
+	u := base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", sandbox, "exec")
+	u.RawQuery = q.Encode()
+	return u, nil
+}
+
+// streamExec runs the command as kubectl exec does (WebSocket, falling back to SPDY) and returns its exit code.
+//
+//nolint:wrapcheck // client-go's errors say what failed (the upgrade, the server's refusal) in kubectl's words
+func streamExec(ctx context.Context, cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool) (int, error) {
+	u, err := execURL(cfg, ns, sandbox, command, stdin, tty)
+	if err != nil {
+		return 0, err
+	}
+	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+	if err != nil {
+		return 0, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
+	if err != nil {
+		return 0, err
+	}
+	executor, err := remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure)
+	if err != nil {
+		return 0, err
+	}
+	opts := remotecommand.StreamOptions{Stdout: os.Stdout, Stderr: os.Stderr, Tty: tty}
+	if stdin {
+		opts.Stdin = os.Stdin
+	}
+	if tty {
+		opts.Stderr = nil
+		restore, sizes, err := rawTerminal(ctx, stdin)
+		if err != nil {
+			return 0, err
+		}
+		defer restore()
+		opts.TerminalSizeQueue = sizes
+	}
+	err = executor.StreamWithContext(ctx, opts)
+	var exit utilexec.CodeExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.Code, nil
+	case err != nil:
+		return 0, err
+	}
+	return 0, nil
+}
+
+// rawTerminal puts the plugin's terminal in raw mode (when its input goes to the command: keys such as
+// Ctrl-C then reach the command's terminal, not the plugin) and reports its size now and on every SIGWINCH.
+func rawTerminal(ctx context.Context, stdin bool) (func(), remotecommand.TerminalSizeQueue, error) {
+	in, out := int(os.Stdin.Fd()), int(os.Stdout.Fd())
+	restore := func() {}
+	if stdin {
+		if !term.IsTerminal(in) {
+			return nil, nil, errors.New("-t with -i needs a terminal on standard input; leave -t out to pipe input")
+		}
+		state, err := term.MakeRaw(in)
+		if err != nil {
+			return nil, nil, fmt.Errorf("raw mode: %w", err)
+		}
+		restore = func() { _ = term.Restore(in, state) }
+	}
+	return restore, newSizeQueue(ctx, out), nil
+}
+
+// sizeQueue sends the terminal's size first and then after each SIGWINCH, until ctx ends.
+type sizeQueue struct {
+	ctx   context.Context
+	fd    int
+	first bool
+	winch chan os.Signal
+}
+
+func newSizeQueue(ctx context.Context, fd int) *sizeQueue {
+	q := &sizeQueue{ctx: ctx, fd: fd, first: true, winch: make(chan os.Signal, 1)}
+	signal.Notify(q.winch, syscall.SIGWINCH)
+	context.AfterFunc(ctx, func() { signal.Stop(q.winch) })
+	return q
+}
+
+// Next blocks until the size changes; nil ends the queue.
+func (q *sizeQueue) Next() *remotecommand.TerminalSize {
+	for {
+		if !q.first {
+			select {
+			case <-q.ctx.Done():
+				return nil
+			case <-q.winch:
+			}
+		}
+		q.first = false
+		if w, h, err := term.GetSize(q.fd); err == nil {
+			return &remotecommand.TerminalSize{Width: uint16(w), Height: uint16(h)}
+		}
+	}
 }

@@ -1,42 +1,35 @@
 package main
 
 import (
-	"flag"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 )
 
-func TestParseArgs(t *testing.T) {
-	for _, tc := range []struct {
-		args      []string
-		sandbox   string
-		command   []string
-		namespace string
-		stdin     bool
-	}{
-		{args: []string{"shell", "--", "ls", "-l"}, sandbox: "shell", command: []string{"ls", "-l"}},
-		{args: []string{"-n", "team", "-i", "py", "--", "python3", "-"}, sandbox: "py", command: []string{"python3", "-"}, namespace: "team", stdin: true},
-		{args: []string{"py", "-n", "team", "--", "python3", "-c", "print(1)"}, sandbox: "py", command: []string{"python3", "-c", "print(1)"}, namespace: "team"},
-		{args: []string{"shell", "ls", "-l"}, sandbox: "shell", command: []string{"ls", "-l"}},
-		{args: []string{"shell", "--", "sh", "-n", "x"}, sandbox: "shell", command: []string{"sh", "-n", "x"}},
-	} {
-		g := NewWithT(t)
-		o := &execOptions{env: envFlag{}}
-		sandbox, command, err := parseArgs(execFlags(o), tc.args)
-		g.Expect(err).NotTo(HaveOccurred(), "%v", tc.args)
-		g.Expect(sandbox).To(Equal(tc.sandbox), "%v", tc.args)
-		g.Expect(command).To(Equal(tc.command), "%v", tc.args)
-		g.Expect(o.namespace).To(Equal(tc.namespace), "%v", tc.args)
-		g.Expect(o.stdin).To(Equal(tc.stdin), "%v", tc.args)
-	}
-
+func TestExecURL(t *testing.T) {
 	g := NewWithT(t)
-	_, _, err := parseArgs(execFlags(&execOptions{env: envFlag{}}), []string{"shell", "--"})
-	g.Expect(err).To(MatchError(ContainSubstring("a command is required")))
-	_, _, err = parseArgs(execFlags(&execOptions{env: envFlag{}}), nil)
-	g.Expect(err).To(MatchError(ContainSubstring("a Sandbox name is required")))
-	_, _, err = parseArgs(execFlags(&execOptions{env: envFlag{}}), []string{"-h"})
-	g.Expect(err).To(MatchError(flag.ErrHelp))
-	g.Expect(envFlag{}.Set("NOVALUE")).To(MatchError(ContainSubstring("NAME=VALUE")))
+	u, err := execURL(&rest.Config{Host: "https://127.0.0.1:6443/prefix"}, "team-a", "shell", []string{"sh", "-c", "echo a&b"}, true, true)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(u.Path).To(Equal("/prefix/apis/subresources.dockside.dev/v1alpha1/namespaces/team-a/sandboxes/shell/exec"))
+	q := u.Query()
+	g.Expect(q["command"]).To(Equal([]string{"sh", "-c", "echo a&b"}))
+	g.Expect(q.Get("stdin")).To(Equal("true"))
+	g.Expect(q.Get("tty")).To(Equal("true"))
+	g.Expect(q.Get("stderr")).To(Equal("false"), "a terminal's output is one stream")
+
+	u, err = execURL(&rest.Config{Host: "https://127.0.0.1:6443"}, "ns", "box", []string{"true"}, false, false)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(u.Query().Get("stderr")).To(Equal("true"))
+	g.Expect(u.Query().Get("stdin")).To(Equal("false"))
+
+	o := &execOptions{}
+	sandbox, command, err := parseArgs(execFlags(o), splitShortFlags([]string{"-it", "shell", "--", "sh", "-it"}))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.stdin && o.tty).To(BeTrue(), "-it is -i -t")
+	g.Expect(sandbox).To(Equal("shell"))
+	g.Expect(command).To(Equal([]string{"sh", "-it"}), "the command's own flags are left alone")
+
+	_, _, err = parseArgs(execFlags(&execOptions{}), []string{"--timeout", "5s", "shell", "--", "true"})
+	g.Expect(err).To(MatchError(ContainSubstring("timeout")), "run's flags are not exec's")
 }

@@ -2,7 +2,8 @@
 // `kubectl dockside VERB ...`; every verb works through the API server (so RBAC and the audit log see it) and
 // takes kubectl's --kubeconfig, --context and -n/--namespace:
 //
-//	exec        run a command in a session Sandbox through an Execution, with its exit code
+//	exec        run a command in a Sandbox as kubectl exec does: streamed, -i, -t, its exit code
+//	run         run a command in a session Sandbox through an Execution (an object), with its exit code
 //	pause       freeze a Sandbox (spec.lifecycle: Paused)
 //	resume      thaw it
 //	checkpoint  capture a Sandbox's workspace in a Checkpoint; prints its size and digest
@@ -25,7 +26,8 @@ import (
 const usage = `Usage: kubectl dockside VERB [flags] ARGS...
 
 Verbs:
-  exec        SANDBOX -- COMMAND [ARG...]   run a command in a session Sandbox (exits with its exit code)
+  exec        SANDBOX -- COMMAND [ARG...]   run a command in a Sandbox, streamed; -i, -t (exits with its code)
+  run         SANDBOX -- COMMAND [ARG...]   run a command through an Execution, with a deadline (same)
   pause       SANDBOX                       freeze every container of a Sandbox
   resume      SANDBOX                       thaw a paused Sandbox
   checkpoint  SANDBOX [NAME]                capture its workspace; prints the Checkpoint's size and digest
@@ -34,11 +36,11 @@ Verbs:
   cp          SANDBOX:PATH LOCAL | LOCAL SANDBOX:PATH   copy a small file out or in
 
 Every verb takes --kubeconfig, --context and -n/--namespace, and -h for its own usage.
-Exit codes of every verb but exec: 0 done, 1 Dockside or the API server reported a failure (printed),
+Exit codes of every verb but exec and run: 0 done, 1 Dockside or the API server reported a failure (printed),
 2 usage error, 3 cp's file is past its bound, 124 --timeout passed while waiting, 130 interrupted.
 `
 
-// verbs are the plugin's verbs but exec, which parses its arguments its own way (everything after the
+// verbs are the plugin's verbs but exec and run, which parse its arguments its own way (everything after the
 // Sandbox's name is the command's).
 func verbs() map[string]verb {
 	return map[string]verb{
@@ -57,8 +59,11 @@ func main() {
 		os.Exit(exitUsage)
 	}
 	name, args := os.Args[1], os.Args[2:]
-	if name == "exec" {
+	switch name {
+	case "exec":
 		os.Exit(runExec(args))
+	case "run":
+		os.Exit(runExecution(args))
 	}
 	if slices.Contains([]string{"-h", "--help", "help"}, name) {
 		fmt.Fprint(os.Stdout, usage)

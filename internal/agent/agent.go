@@ -163,6 +163,10 @@ type Options struct {
 	// HostFirewall installs the nftables table that drops what Dockside's bridges send to the host, except the
 	// egress proxy's port (docs/egress.md); without the privilege the agent warns and goes on.
 	HostFirewall bool
+
+	// Dataplane serves exec on Sandboxes through the API server (subresources.dockside.dev); its zero value
+	// serves none.
+	Dataplane DataplaneOptions
 }
 
 // dnsSubdomain is the rule for node names (as spec.nodeName's validation has it).
@@ -220,6 +224,7 @@ func (o *Options) defaults() error {
 	setDefault(&o.CaptureTimeout, 5*time.Minute)
 	setDefault(&o.ArchiveRecheck, time.Minute)
 	setDefault(&o.TopologyPool, DefaultTopologyPool)
+	setDefault(&o.Dataplane.ServerName, DefaultDataplaneServerName)
 	if o.EgressProxyPort < 0 || o.EgressProxyPort > 65535 {
 		return fmt.Errorf("the egress proxy port must be between 1 and 65535, or 0 for none, not %d", o.EgressProxyPort)
 	}
@@ -370,6 +375,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		if err := rc.SetupWithManager(ctx, mgr, rc.opts); err != nil {
 			return nil, err
 		}
+	}
+	if err := addDataplane(mgr, opts, driver, freezes, log); err != nil {
+		return nil, err
 	}
 	sweeper := nodewatch.NewSweeper(nodewatch.Sweeper{
 		Cleaner: r, Driver: driver, Sandboxes: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Node: opts.Node,

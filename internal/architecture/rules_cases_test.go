@@ -44,6 +44,9 @@ func TestImportRulesDecide(t *testing.T) {
 
 		// Only the agent wires them up; tests may import what they exercise.
 		{agent, sandbox, false},
+		{module + "/internal/dataplane", sandbox, true},
+		{module + "/internal/dataplane", module + "/internal/topology", false},
+		{module + "/internal/dataplane", "github.com/docker/docker/client", true},
 		{agent, execution, false},
 		{agent, checkpoint, false},
 		{agent, sandboxservice, false},

@@ -4,12 +4,14 @@
 package controlplane
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -22,6 +24,9 @@ type Options struct {
 	CRDDir         string // folder of CRD manifests to install
 	DataDir        string // etcd's data folder, kept across restarts; empty means a temporary one
 	KubeconfigPath string // where to write an admin kubeconfig; empty means none is written
+	// Dataplane, when set, starts kube-apiserver as the front proxy of the agents' aggregated API and
+	// registers its APIService (dataplane.go).
+	Dataplane *Dataplane
 }
 
 // ControlPlane is a running etcd and kube-apiserver.
@@ -49,18 +54,47 @@ func Start(opts Options) (*ControlPlane, error) {
 		}
 		env.ControlPlane.Etcd = &envtest.Etcd{DataDir: opts.DataDir}
 	}
+	var caBundle []byte
+	if opts.Dataplane != nil {
+		if caBundle, err = opts.Dataplane.configure(env); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		_ = env.Stop()
 		return nil, fmt.Errorf("starting etcd and kube-apiserver from %s: %w", assets, err)
 	}
 	cp := &ControlPlane{Config: cfg, KubectlPath: filepath.Join(assets, "kubectl"), env: env}
+	if opts.Dataplane != nil {
+		if err := cp.registerDataplane(*opts.Dataplane, caBundle); err != nil {
+			return nil, errors.Join(err, cp.Stop())
+		}
+	}
 	if opts.KubeconfigPath != "" {
 		if err := cp.writeKubeconfig(opts.KubeconfigPath); err != nil {
 			return nil, errors.Join(err, cp.Stop())
 		}
 	}
 	return cp, nil
+}
+
+// registerDataplane registers the data plane's APIService and its Service.
+func (c *ControlPlane) registerDataplane(d Dataplane, caBundle []byte) error {
+	cl, err := client.New(c.Config, client.Options{})
+	if err != nil {
+		return fmt.Errorf("a client of the control plane: %w", err)
+	}
+	return d.register(context.Background(), cl, caBundle)
+}
+
+// AddUser makes a user the API server authenticates (by a client certificate) and returns its config.
+func (c *ControlPlane) AddUser(name string, groups ...string) (*rest.Config, error) {
+	u, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", name, err)
+	}
+	return u.Config(), nil
 }
 
 // Stop ends kube-apiserver and etcd and waits for them to exit.

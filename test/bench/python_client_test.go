@@ -21,7 +21,7 @@ import (
 const pythonRounds = 20
 
 // BenchmarkPythonClient times the Python client's Sandbox.run (clients/python) round trip of a one-line
-// Python print, against `kubectl dockside exec` and `docker exec` of the same command in the same Sandbox, in
+// Python print, against `kubectl dockside run` and `docker exec` of the same command in the same Sandbox, in
 // turns. The Python process is started once and attached once, as a framework holds its client; the plugin
 // is a new process each time, as a person or a script runs it.
 func BenchmarkPythonClient(b *testing.B) {
@@ -72,7 +72,7 @@ func BenchmarkPythonClient(b *testing.B) {
 		Baseline: "docker exec of the same command in the Sandbox's container",
 		Figures:  startupFigures(viaPython, viaDocker, "")})
 	record(b, group{Key: "python-run-vs-plugin", Title: title,
-		Baseline: "kubectl dockside exec of the same command (a new process each time)",
+		Baseline: "kubectl dockside run of the same command (a new process each time)",
 		Figures:  startupFigures(viaPython, viaPlugin, "")})
 }
 
@@ -123,20 +123,20 @@ func (p *pythonRoundsProc) close() {
 	_ = p.cmd.Wait()
 }
 
-// pluginExec runs `kubectl dockside exec` as a user does, kubectl finding the plugin on the PATH.
+// pluginExec runs `kubectl dockside run` (an Execution) as a user does, kubectl finding the plugin on the PATH.
 func pluginExec(kubectl, kubeconfig, ns, sandbox, want string, command []string) error {
 	bin, err := filepath.Abs(binDir())
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(kubectl, append([]string{"dockside", "exec", "-n", ns, sandbox, "--"}, command...)...)
+	cmd := exec.Command(kubectl, append([]string{"dockside", "run", "-n", ns, sandbox, "--"}, command...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("kubectl dockside exec: %w", err)
+		return fmt.Errorf("kubectl dockside run: %w", err)
 	}
 	if string(out) != want {
-		return fmt.Errorf("kubectl dockside exec printed %q, want %q", out, want)
+		return fmt.Errorf("kubectl dockside run printed %q, want %q", out, want)
 	}
 	return nil
 }

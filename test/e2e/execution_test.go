@@ -189,10 +189,10 @@ type pluginResult struct {
 	code           int
 }
 
-// plugin runs `kubectl dockside exec ARGS...` the way a user does.
+// plugin runs `kubectl dockside run ARGS...` (a command through an Execution) the way a user does.
 func plugin(stdin string, args ...string) pluginResult {
 	GinkgoHelper()
-	return dockside("exec", stdin, args...)
+	return dockside("run", stdin, args...)
 }
 
 // dockside runs `kubectl dockside VERB ARGS...` the way a user does: kubectl finds kubectl-dockside on the PATH.

@@ -1,6 +1,6 @@
 """Times Sandbox.run for test/bench (BenchmarkPythonClient): attaches to a Sandbox once, then for each line
 read on stdin runs the command given on the command line and writes the round trip in seconds, one line each,
-so that the benchmark can alternate it with `kubectl dockside exec` and `docker exec` of the same command.
+so that the benchmark can alternate it with `kubectl dockside run` and `docker exec` of the same command.
 
 usage: python3 bench/run_rounds.py NAMESPACE SANDBOX WANT_STDOUT -- COMMAND [ARG...]
 """

@@ -95,6 +95,15 @@ func daemonSetSpecs() {
 		Expect(agent.Args).NotTo(ContainElement(HavePrefix("--host-firewall")), "the firewall is on by default")
 	})
 
+	It("serves the data plane on port 9443 with the Secret's certificate, and tells other agents its node's address", func() {
+		Expect(agent.Args).To(ContainElements("--dataplane-bind-address=:9443", "--dataplane-cert-dir=/var/run/dockside/dataplane",
+			"--dataplane-advertise-address=$(HOST_IP):9443"))
+		Expect(agent.Env).To(ContainElement(HaveField("ValueFrom.FieldRef.FieldPath", "status.hostIP")))
+		Expect(agent.Ports).To(ContainElement(And(HaveField("Name", "dataplane"), HaveField("ContainerPort", int32(9443)))))
+		Expect(agent.VolumeMounts).To(ContainElement(And(HaveField("MountPath", "/var/run/dockside/dataplane"), HaveField("ReadOnly", true))))
+		Expect(pod.Volumes).To(ContainElement(HaveField("Secret.SecretName", "dockside-dataplane-tls")))
+	})
+
 	// With the host's network the agent binds its ports on the node, and the kubelet probes the pod IP, which is
 	// the node's IP: the bind addresses name no host, so they cover it, and the probes name no host either.
 	It("probes the agent's health endpoint on the node's address and sets requests and limits", func() {

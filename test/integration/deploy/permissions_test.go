@@ -40,6 +40,8 @@ func permissionSpecs() {
 		Entry("get a Secret that a Sandbox's env names", "get", "secrets", "-n", userNamespace),
 		Entry("review a metrics scraper's token", "create", "tokenreviews.authentication.k8s.io"),
 		Entry("ask whether a metrics scraper may GET /metrics", "create", "subjectaccessreviews.authorization.k8s.io"),
+		Entry("read the front proxy's settings (the data plane)", "get", "configmaps/extension-apiserver-authentication", "-n", "kube-system"),
+		Entry("publish its data plane's address on its Lease", "patch", "leases.coordination.k8s.io", "-n", namespace),
 	)
 
 	DescribeTable("it may not do more",

@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,4 +118,34 @@ func userRoleSpecs() {
 		Entry("dockside-edit alone creates no Pod", "sandboxer", "create", "pods"),
 		Entry("dockside-edit alone changes no SandboxService", "sandboxer", "update", "sandboxservices.dockside.dev"),
 	)
+
+	// The data plane's subresources are asked about with SubjectAccessReviews, as the agent and kube-apiserver
+	// ask: kubectl auth can-i would resolve the group through discovery, which needs a running agent.
+	DescribeTable("the data plane's subresources (subresources.dockside.dev)",
+		func(user, verb, sub, ns string, allowed bool) {
+			Expect(userMay(user, verb, sub, ns)).To(Equal(allowed), "%s %s sandboxes/%s in %s", user, verb, sub, ns)
+		},
+		Entry("edit execs (SPDY POSTs: create)", "editor", "create", "exec", userNamespace, true),
+		Entry("edit execs (WebSocket GETs: get)", "editor", "get", "exec", userNamespace, true),
+		Entry("dockside-edit alone execs", "sandboxer", "create", "exec", userNamespace, true),
+		Entry("dockside-edit alone writes files", "sandboxer", "create", "files", userNamespace, true),
+		Entry("admin forwards ports", "owner", "create", "portforward", userNamespace, true),
+		Entry("view execs into no Sandbox", "viewer", "create", "exec", userNamespace, false),
+		Entry("view opens no WebSocket exec", "viewer", "get", "exec", userNamespace, false),
+		Entry("view writes no file", "viewer", "create", "files", userNamespace, false),
+		Entry("edit execs in no other namespace", "editor", "create", "exec", "team-b", false),
+	)
+}
+
+// userMay asks the API server whether user may verb the Sandbox subresource sub in ns.
+func userMay(user, verb, sub, ns string) bool {
+	GinkgoHelper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user, Groups: []string{"system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: ns, Verb: verb, Group: "subresources.dockside.dev", Resource: "sandboxes", Subresource: sub, Name: "shell",
+		},
+	}}
+	Expect(k8s.Create(context.Background(), sar)).To(Succeed())
+	return sar.Status.Allowed
 }

@@ -1,0 +1,62 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/dataplane"
+	"github.com/dockside-dev/dockside/internal/dataplane/files"
+	"github.com/dockside-dev/dockside/internal/handoff"
+)
+
+// DataplaneOptions turn on the agent's aggregated API server (docs/design/dataplane.md).
+type DataplaneOptions struct {
+	// BindAddress is where the data plane listens, host:port; "" serves none.
+	BindAddress string
+	// CertDir holds tls.crt, tls.key and ca.crt: the agent's certificate, which must name ServerName, and
+	// the CA of every agent's certificate.
+	CertDir string
+	// AdvertiseAddress is how other agents reach this one, host:port, published on the node's Lease (with
+	// leader election only); "" publishes none.
+	AdvertiseAddress string
+	// ServerName is the name every agent's certificate holds: the APIService's Service, <name>.<namespace>.svc.
+	ServerName string
+}
+
+// DefaultDataplaneServerName is the DNS name of config/dataplane's Service.
+const DefaultDataplaneServerName = "dockside-dataplane.dockside-system.svc"
+
+// addDataplane adds the data plane server to the manager when it is configured.
+func addDataplane(mgr manager.Manager, opts Options, driver dd.Driver, freezes *handoff.Freezes, log logr.Logger) error {
+	dp := opts.Dataplane
+	if dp.BindAddress == "" {
+		return nil
+	}
+	advertise := dp.AdvertiseAddress
+	if !opts.LeaderElection {
+		advertise = "" // the address goes on the node's Lease, which only leader election makes
+	}
+	spool := "" // the system's temporary folder, unless the checkpoint folder (writable, on the node's disk) is there
+	if opts.CheckpointDir != "" {
+		spool = filepath.Join(opts.CheckpointDir, ".files-spool")
+		if err := os.MkdirAll(spool, 0o700); err != nil {
+			return fmt.Errorf("the files spool: %w", err)
+		}
+	}
+	srv, err := dataplane.New(dataplane.Options{
+		Node: opts.Node, BindAddress: dp.BindAddress, CertDir: dp.CertDir,
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Driver: driver, Freezes: freezes,
+		Files:          &files.Handler{Driver: driver, SpoolDir: spool},
+		LeaseNamespace: opts.LeaseNamespace, LeaseName: LeaseName, AdvertiseAddress: advertise, ServerName: dp.ServerName,
+		Log: log.WithName("dataplane"),
+	})
+	if err != nil {
+		return err
+	}
+	return mgr.Add(srv)
+}

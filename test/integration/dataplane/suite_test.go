@@ -1,0 +1,161 @@
+//go:build integration
+
+// Package dataplane_test runs the agents' data plane behind a real kube-apiserver started as its front proxy
+// (internal/controlplane, as make run starts it), with the fake driver: who may exec and who may not, through
+// the aggregator with client-go's executors, and what the server itself refuses.
+package dataplane_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/internal/dataplane"
+)
+
+const leaseNamespace = "kube-system"
+
+var (
+	cp       *controlplane.ControlPlane
+	k8s      client.Client
+	certDir  string
+	nodes    = map[string]*agentNode{} // by node name
+	repoRoot = filepath.Join("..", "..", "..")
+)
+
+// agentNode is one agent's data plane on its own port with its own fake daemon.
+type agentNode struct {
+	name    string
+	address string
+	driver  *fake.Driver
+}
+
+func TestDataplane(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "data plane behind a real kube-apiserver (fake driver)")
+}
+
+var _ = BeforeSuite(func() {
+	ports := freePorts(2)
+	dir := GinkgoT().TempDir()
+	certDir = filepath.Join(dir, "pki")
+	var err error
+	cp, err = controlplane.Start(controlplane.Options{
+		CRDDir:    filepath.Join(repoRoot, "config", "crd", "bases"),
+		Dataplane: &controlplane.Dataplane{Port: int32(ports[0]), CertDir: certDir},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(cp.Stop()).To(Succeed()) })
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(cp.Config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	applyUserRoles()
+	// node-a is where the APIService's Service points; node-b is reached only by forwarding.
+	for i, name := range []string{"node-a", "node-b"} {
+		nodes[name] = startNode(name, fmt.Sprintf("127.0.0.1:%d", ports[i]))
+	}
+	Eventually(func(g Gomega) {
+		api := &unstructured.Unstructured{}
+		api.SetAPIVersion("apiregistration.k8s.io/v1")
+		api.SetKind("APIService")
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: "v1alpha1.subresources.dockside.dev"}, api)).To(Succeed())
+		conditions, _, _ := unstructured.NestedSlice(api.Object, "status", "conditions")
+		g.Expect(conditions).To(ContainElement(And(HaveKeyWithValue("type", "Available"), HaveKeyWithValue("status", "True"))))
+	}).WithTimeout(time.Minute).Should(Succeed(), "the aggregator finds the data plane available")
+})
+
+// startNode runs one agent's data plane until the suite ends, publishing its address on its node's Lease.
+func startNode(name, address string) *agentNode {
+	ctx, cancel := context.WithCancel(context.Background())
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: leaseNamespace, Name: "dockside-agent-" + name}}
+	Expect(k8s.Create(ctx, lease)).To(Succeed())
+	n := &agentNode{name: name, address: address, driver: fake.New(name)}
+	srv, err := dataplane.New(dataplane.Options{
+		Node: name, BindAddress: address, CertDir: filepath.Join(certDir, "dataplane"),
+		Client: k8s, Reader: k8s, Driver: n.driver, LeaseNamespace: leaseNamespace, AdvertiseAddress: address,
+		LeaseName:  func(node string) string { return "dockside-agent-" + node },
+		ServerName: "dockside-dataplane.dockside-system.svc", CaptureWait: 2 * time.Second, Log: logr.Discard(),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	DeferCleanup(func() {
+		cancel()
+		Eventually(done).WithTimeout(30 * time.Second).Should(Receive(BeNil()))
+	})
+	Eventually(func() error {
+		c, err := net.Dial("tcp", address)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	return n
+}
+
+// applyUserRoles creates the ClusterRoles of config/rbac/user_roles.yaml.
+func applyUserRoles() {
+	f, err := os.Open(filepath.Join(repoRoot, "config", "rbac", "user_roles.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	dec := yaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		var role rbacv1.ClusterRole
+		if err := dec.Decode(&role); err != nil {
+			break
+		}
+		Expect(k8s.Create(context.Background(), &role)).To(Succeed())
+	}
+}
+
+// userConfig makes user and binds it to role in each of namespaces.
+func userConfig(user, role string, namespaces ...string) *rest.Config {
+	cfg, err := cp.AddUser(user)
+	Expect(err).NotTo(HaveOccurred())
+	for _, ns := range namespaces {
+		Expect(k8s.Create(context.Background(), &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+		})).To(Succeed())
+	}
+	return cfg
+}
+
+func namespace(name string) {
+	Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+}
+
+func freePorts(n int) []int {
+	var out []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		defer l.Close()
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out
+}
