@@ -13,7 +13,8 @@ import (
 
 // procRoot is where the agent sees the host's processes. It signals them there because Docker has no call
 // that signals one process of a container: the agent must share the daemon's host and PID namespace, as
-// `make run`, the systemd unit and the end-to-end tests do (docs/design/dataplane.md, "Ending an exec").
+// `make run`, the systemd unit and the end-to-end tests do (docs/design/dataplane.md, "Processes end with
+// the exec").
 const procRoot = "/proc"
 
 // killSession SIGKILLs the container's processes in the session led by host PID leader, and their

@@ -69,10 +69,10 @@ func nodeOf(sbx *dsv1alpha1.Sandbox) string {
 	return sbx.Spec.NodeName
 }
 
-// runnable is the rule for calls into a Sandbox (docs/design/dataplane.md, "Paused Sandboxes"): a Paused
-// Sandbox, or one asked to pause, is refused at once with 409 naming the state, since it stays so until
-// someone resumes it; so is any other phase than Running. A Sandbox a Checkpoint capture holds frozen is
-// waited for (see Server.awaitCapture), as Executions wait.
+// runnable is the rule for calls into a Sandbox (docs/design/dataplane.md, "Paused Sandboxes and captures"): a
+// Paused Sandbox, or one asked to pause, is refused at once with 409 naming the state, since it stays so until
+// someone resumes it; so is any other phase than Running. A Sandbox a Checkpoint capture holds frozen is waited
+// for (see Server.awaitCapture), as Executions wait.
 func runnable(sbx *dsv1alpha1.Sandbox) *refusal {
 	conflict := func(format string, args ...any) *refusal {
 		return &refusal{http.StatusConflict, metav1.StatusReasonConflict, fmt.Sprintf(format, args...)}
