@@ -260,42 +260,42 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("registering the Kubernetes kinds: %w", err)
 	}
 	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("registering Dockside's kinds: %w", err)
 	}
 	mopts := managerOptions(scheme, opts)
 	if opts.LeaderElection {
 		lock := nodelifecycle.Lock{Node: opts.Node, Namespace: opts.LeaseNamespace, HostLockDir: opts.CheckpointDir, RenewDeadline: opts.RenewDeadline}
 		if mopts.LeaderElectionResourceLockInterface, err = nodelifecycle.NewLock(cfg, lock, ctrl.LoggerFrom(ctx).WithName("agent")); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("making the node's Lease lock: %w", err)
 		}
 	}
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("making the manager: %w", err)
 	}
 	unbound, err := cache.New(cfg, cache.Options{
 		Scheme: scheme, Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
 		ByObject: map[client.Object]cache.ByObject{&dsv1alpha1.Sandbox{}: {Field: fields.OneTermEqualSelector(dsv1alpha1.FieldSandboxNodeName, "")}},
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("making the cache of unbound Sandboxes: %w", err)
 	}
 	if err := mgr.Add(unbound); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adding the cache of unbound Sandboxes: %w", err)
 	}
 
 	topologySubnets, err := sandbox.NewTopologySubnets(opts.TopologyPool)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("topology pool: %w", err)
 	}
 	var store *archive.Store
 	if opts.CheckpointDir != "" {
 		if store, err = archive.Open(filepath.Join(opts.CheckpointDir, opts.Node),
 			archive.Limits{Store: opts.CheckpointStoreBytes, Namespace: opts.CheckpointBytesPerNamespace}); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("opening the checkpoint store: %w", err)
 		}
 	}
 	registry, err := checkpointRegistry(ctx, mgr.GetAPIReader(), opts)
@@ -307,7 +307,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	log := ctrl.LoggerFrom(ctx).WithName("agent")
 	if opts.HostFirewall {
 		if err := mgr.Add(&hostfirewall.Guard{Port: uint16(opts.EgressProxyPort), Log: log}); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("adding the host firewall guard: %w", err)
 		}
 	}
 	var proxy *egress.Proxy
@@ -316,12 +316,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			return nil, err
 		}
 		if err := mgr.Add(serveEgress(proxy)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("adding the egress proxy: %w", err)
 		}
 	}
 	pulls, err := imagepuller.OpenRecords(pullRecordsPath(opts))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("opening the image pull records: %w", err)
 	}
 	requeues := make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 1024)
 	freezes := &handoff.Freezes{}
@@ -384,22 +384,24 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Period: opts.SweepPeriod, Out: requeues,
 	})
 	if err := mgr.Add(sweeper); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adding the sweeper: %w", err)
 	}
 	if err := mgr.Add(&nodewatch.DockerEvents{Driver: driver, Out: requeues, Resync: sweeper.Kick}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adding the Docker event pump: %w", err)
 	}
 	if err := mgr.Add(registered(nodewatch.NewPhaseCollector(opts.Node, mgr.GetCache()))); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adding the phase collector: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adding the health check: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("docker", func(req *http.Request) error {
-		_, err := driver.Ping(req.Context())
-		return err
+		if _, err := driver.Ping(req.Context()); err != nil {
+			return fmt.Errorf("pinging Docker: %w", err)
+		}
+		return nil
 	}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adding the readiness check: %w", err)
 	}
 	return mgr, nil
 }
@@ -419,7 +421,7 @@ type setup interface {
 type untaken struct{ *execution.Reconciler }
 
 func (u untaken) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	return u.SetupUntakenWithManager(ctx, mgr, opts)
+	return u.SetupUntakenWithManager(ctx, mgr, opts) //nolint:wrapcheck // an adapter: the method it calls wraps
 }
 
 // queued are the controller options of the node's own work: opts.Workers passes at once, each retried after
@@ -438,7 +440,7 @@ func backoff(opts Options) workqueue.TypedRateLimiter[reconcile.Request] {
 func registered(c prometheus.Collector) manager.Runnable {
 	return manager.RunnableFunc(func(ctx context.Context) error {
 		if err := metrics.Registry.Register(c); err != nil {
-			return err
+			return fmt.Errorf("registering the phase collector's metrics: %w", err)
 		}
 		<-ctx.Done()
 		metrics.Registry.Unregister(c)

@@ -37,5 +37,9 @@ func checkpointRegistry(ctx context.Context, reader client.Reader, opts Options)
 		}
 		o.Auth = auth
 	}
-	return checkpointregistry.New(opts.CheckpointRegistry, o)
+	registry, err := checkpointregistry.New(opts.CheckpointRegistry, o)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the checkpoint registry: %w", err)
+	}
+	return registry, nil
 }

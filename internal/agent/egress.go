@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -24,7 +25,7 @@ const DefaultEgressProxyPort = 3128
 func newEgressProxy(opts Options, driver dd.Driver, reader client.Reader, recorder events.EventRecorder, log logr.Logger) (*egress.Proxy, error) {
 	pool, err := netip.ParsePrefix(opts.TopologyPool)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("topology pool %q: %w", opts.TopologyPool, err)
 	}
 	refusals := egress.NewRefusalEvents(reader, recorder, 30*time.Second)
 	return &egress.Proxy{

@@ -33,5 +33,5 @@ func (b *boundedWriter) Write(p []byte) (int, error) {
 	}
 	n, err := b.w.Write(p)
 	b.left -= int64(n)
-	return n, err
+	return n, err //nolint:wrapcheck // a Writer hands on its writer's error as it is; the copy that calls it wraps
 }

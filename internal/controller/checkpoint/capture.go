@@ -142,7 +142,7 @@ func (r *Reconciler) copyOut(ctx context.Context, sbx *dsv1alpha1.Sandbox, paths
 	c, err := r.Driver.ObserveContainer(ctx, primary)
 	switch {
 	case err != nil:
-		return 0, err
+		return 0, fmt.Errorf("observing the primary %s: %w", primary, err)
 	case c.State == dd.StatePaused:
 		return 0, copyWorkspace(ctx, r.Driver, holder, paths, w)
 	case c.State != dd.StateRunning:
@@ -171,8 +171,10 @@ func copyWorkspace(ctx context.Context, d dd.Driver, holder string, paths []stri
 			return fmt.Errorf("copying the workspace out: %w", err)
 		}
 		defer rc.Close()
-		_, err = io.Copy(w, rc)
-		return err
+		if _, err := io.Copy(w, rc); err != nil {
+			return fmt.Errorf("copying the workspace out: %w", err)
+		}
+		return nil
 	}
 	tw := tar.NewWriter(w)
 	for _, p := range paths {
@@ -190,7 +192,10 @@ func copyWorkspace(ctx context.Context, d dd.Driver, holder string, paths []stri
 			return fmt.Errorf("copying path %q out: %w", p, err)
 		}
 	}
-	return tw.Close()
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("ending the archive: %w", err)
+	}
+	return nil
 }
 
 // retar copies every entry of the tar stream r into tw, placed under dir.
@@ -202,7 +207,7 @@ func retar(tw *tar.Writer, r io.Reader, dir string) error {
 			return nil
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("reading the copied archive: %w", err)
 		}
 		hdr.Name = path.Join(dir, hdr.Name) + trailingSlash(hdr.Name)
 		if hdr.Typeflag == tar.TypeLink { // a hard link names another entry of the same stream
@@ -212,10 +217,10 @@ func retar(tw *tar.Writer, r io.Reader, dir string) error {
 		delete(hdr.PAXRecords, "linkpath")
 		hdr.Format = tar.FormatUnknown // a longer name may need PAX
 		if err := tw.WriteHeader(hdr); err != nil {
-			return err
+			return fmt.Errorf("writing the entry %s: %w", hdr.Name, err)
 		}
 		if _, err := io.Copy(tw, tr); err != nil {
-			return err
+			return fmt.Errorf("copying the entry %s: %w", hdr.Name, err)
 		}
 	}
 }

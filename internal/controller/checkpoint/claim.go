@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,7 +21,10 @@ func (r *Reconciler) localSandbox(ctx context.Context, ckpt *dsv1alpha1.Checkpoi
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
-	return sbx, err
+	if err != nil {
+		return nil, fmt.Errorf("reading Sandbox %s: %w", ckpt.Spec.SandboxName, err)
+	}
+	return sbx, nil
 }
 
 // ensureFinalizer keeps a Checkpoint this node takes on until its archive, if any, is released.
@@ -30,7 +34,10 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, ckpt *dsv1alpha1.Check
 	}
 	patch := client.MergeFromWithOptions(ckpt.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(ckpt, dsv1alpha1.FinalizerCleanup)
-	return r.Patch(ctx, ckpt, patch)
+	if err := r.Patch(ctx, ckpt, patch); err != nil {
+		return fmt.Errorf("adding the cleanup finalizer: %w", err)
+	}
+	return nil
 }
 
 // reportElsewhere handles a Checkpoint whose Sandbox is not bound to this node. One this node took on has
@@ -43,7 +50,7 @@ func (r *Reconciler) reportElsewhere(ctx context.Context, ckpt *dsv1alpha1.Check
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ckpt.Namespace, Name: name}, sbx)
 	missing := apierrors.IsNotFound(err)
 	if err != nil && !missing {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("reading Sandbox %s/%s: %w", ckpt.Namespace, name, err)
 	}
 	claimed := ckpt.Status.NodeName == r.Options.Node
 	switch {

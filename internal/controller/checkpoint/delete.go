@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,7 +21,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ckpt *dsv1alpha1.Check
 	// Only a Checkpoint this node claimed can hold an archive here; one no node claimed holds none anywhere.
 	if ckpt.Status.NodeName == r.Options.Node {
 		if err := r.Store.Release(string(ckpt.UID)); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("releasing the archive of Checkpoint %s: %w", ckpt.Name, err)
 		}
 		if err := r.unpush(ctx, ckpt); err != nil {
 			return ctrl.Result{}, err

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,9 +24,9 @@ func (r *Reconciler) awaitHolder(ctx context.Context, ckpt *dsv1alpha1.Checkpoin
 	switch {
 	case dd.IsUnavailable(err):
 		r.wait(ckpt, dsv1alpha1.CheckpointCapturing, dsv1alpha1.ReasonDockerUnavailable, "Docker did not answer; retrying")
-		return true, ctrl.Result{}, err
+		return true, ctrl.Result{}, fmt.Errorf("observing the workspace holder: %w", err)
 	case err != nil:
-		return true, ctrl.Result{}, err
+		return true, ctrl.Result{}, fmt.Errorf("observing the workspace holder: %w", err)
 	case holder.State == dd.StateRunning:
 		return false, ctrl.Result{}, nil
 	}

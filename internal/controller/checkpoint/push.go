@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -15,7 +16,10 @@ func (r *Reconciler) push(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, a ar
 	if r.Registry == nil {
 		return nil
 	}
-	return r.Registry.Push(ctx, string(ckpt.UID), a, func() (io.ReadCloser, error) { return r.Store.Open(a) })
+	if err := r.Registry.Push(ctx, string(ckpt.UID), a, func() (io.ReadCloser, error) { return r.Store.Open(a) }); err != nil {
+		return fmt.Errorf("pushing Checkpoint %s: %w", ckpt.Name, err)
+	}
+	return nil
 }
 
 // unpush deletes the Checkpoint's artifact from the registry, if the agent has one: its manifest, and the
@@ -24,5 +28,8 @@ func (r *Reconciler) unpush(ctx context.Context, ckpt *dsv1alpha1.Checkpoint) er
 	if r.Registry == nil {
 		return nil
 	}
-	return r.Registry.Delete(ctx, string(ckpt.UID))
+	if err := r.Registry.Delete(ctx, string(ckpt.UID)); err != nil {
+		return fmt.Errorf("deleting Checkpoint %s from the registry: %w", ckpt.Name, err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -97,7 +98,7 @@ func (r *Reconciler) checkArchive(ckpt *dsv1alpha1.Checkpoint) (ctrl.Result, err
 	case errors.Is(err, archive.ErrCorrupt):
 		r.fail(ckpt, dsv1alpha1.ReasonArchiveCorrupt, "the archive on node %s no longer matches its digest %s; delete this Checkpoint and capture again", r.Options.Node, ckpt.Status.Digest)
 	case err != nil:
-		return ctrl.Result{}, err // the store could not be looked at (permissions, I/O); retried with backoff
+		return ctrl.Result{}, fmt.Errorf("checking the archive in the checkpoint store: %w", err) // the store could not be looked at (permissions, I/O); retried with backoff
 	default:
 		return ctrl.Result{RequeueAfter: r.Options.RecheckPeriod}, nil
 	}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,7 +25,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return []string{o.(*dsv1alpha1.Checkpoint).Spec.SandboxName}
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("indexing Checkpoints by Sandbox: %w", err)
 	}
 	freed := make(chan event.GenericEvent, 64)
 	r.Freezes.Notify(func(key types.NamespacedName) {
@@ -33,13 +34,17 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		case <-ctx.Done():
 		}
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named("checkpoint").
 		For(&dsv1alpha1.Checkpoint{}).
 		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.checkpointsOf)).
 		WatchesRawSource(source.Channel(freed, handler.EnqueueRequestsFromMapFunc(r.checkpointsOf))).
 		WithOptions(opts).
 		Complete(r)
+	if err != nil {
+		return fmt.Errorf("setting up the Checkpoint controller: %w", err)
+	}
+	return nil
 }
 
 // checkpointsOf maps a Sandbox to the Checkpoints it matters to: those of it still to be captured, and the

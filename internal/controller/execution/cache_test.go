@@ -20,7 +20,7 @@ func bulky() *dsv1alpha1.Execution {
 			Namespace: "ns", Name: "e", UID: "u1", ResourceVersion: "7", Generation: 1,
 			Labels:        map[string]string{"team": strings.Repeat("l", 63)},
 			Annotations:   map[string]string{"note": strings.Repeat("a", 200<<10)},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)}},
 			Finalizers:    []string{"example.com/keep"},
 		},
 		Spec: dsv1alpha1.ExecutionSpec{

@@ -18,9 +18,13 @@ import (
 // Stalled with the same reason; until then it waits (it sees the run through Runs.Running) instead of calling
 // the stopped primary PrimaryExited. A topology rolled since, or already poisoned, is left as it is.
 func (r *Reconciler) poisonSandbox(ctx context.Context, ex *dsv1alpha1.Execution, t topology.Names, reason, message string) error {
-	return r.Verdicts.Poison(ctx, handoff.Verdict{
+	err := r.Verdicts.Poison(ctx, handoff.Verdict{
 		Sandbox: t.Sandbox, UID: t.UID, Generation: t.Generation, Reason: reason, Message: message, Related: ex,
 	})
+	if err != nil {
+		return fmt.Errorf("poisoning Sandbox %s: %w", t.Sandbox, err)
+	}
+	return nil
 }
 
 // endLost ends an Execution left Running by an agent that is gone: whether its command ran, and how, is
@@ -40,7 +44,7 @@ func (r *Reconciler) endLost(ctx context.Context, ex *dsv1alpha1.Execution) erro
 	}
 	msg := fmt.Sprintf("Execution %s was running when its agent lost track of it; the outcome is unknown and the Sandbox's container is stopped", ex.Name)
 	if err := r.Driver.StopContainer(ctx, t.Primary(), 0); err != nil {
-		return err
+		return fmt.Errorf("stopping the primary %s: %w", t.Primary(), err)
 	}
 	if err := r.poisonSandbox(ctx, ex, t, dsv1alpha1.ReasonLost, msg); err != nil {
 		return err

@@ -143,7 +143,7 @@ func (r *Reconciler) ahead(ctx context.Context, ex *dsv1alpha1.Execution, sbx *d
 	}
 	var list dsv1alpha1.ExecutionList
 	if err := r.List(ctx, &list, client.InNamespace(ex.Namespace), client.MatchingFields{dsv1alpha1.FieldExecutionSandboxName: sbx.Name}); err != nil {
-		return "", err
+		return "", fmt.Errorf("listing the Executions of Sandbox %s: %w", sbx.Name, err)
 	}
 	first := ex
 	for i := range list.Items {
@@ -226,10 +226,10 @@ func (r *Reconciler) ensureOwner(ctx context.Context, ex *dsv1alpha1.Execution, 
 	case sandboxOwner(full) == "":
 		before := full.DeepCopy()
 		if err := controllerutil.SetControllerReference(sbx, full, r.Scheme()); err != nil {
-			return err
+			return fmt.Errorf("owning Execution %s by its Sandbox: %w", full.Name, err)
 		}
 		if err := r.Patch(ctx, full, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-			return err
+			return fmt.Errorf("owning Execution %s by its Sandbox: %w", full.Name, err)
 		}
 	}
 	*ex = *trimmed(full)

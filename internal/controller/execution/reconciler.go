@@ -6,6 +6,7 @@ package execution
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -124,7 +125,7 @@ func (r *Reconciler) sandbox(ctx context.Context, ex *dsv1alpha1.Execution) (*ds
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading Sandbox %s: %w", ex.Spec.SandboxName, err)
 	}
 	return sbx, nil
 }

@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,16 +35,16 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return []string{o.(*dsv1alpha1.Execution).Spec.SandboxName}
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("indexing Executions by Sandbox: %w", err)
 	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
 		r.Runs.Wait()
 		return nil
 	})); err != nil {
-		return err
+		return fmt.Errorf("adding the wait for running Executions: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named("execution").
 		Watches(&dsv1alpha1.Execution{}, r.executionEvents()).
 		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.queueOf)).
@@ -51,6 +52,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		WatchesRawSource(source.Channel(r.freed, handler.EnqueueRequestsFromMapFunc(r.queueOf))).
 		WithOptions(opts).
 		Complete(r)
+	if err != nil {
+		return fmt.Errorf("setting up the Execution controller: %w", err)
+	}
+	return nil
 }
 
 // SetupUntakenWithManager wires the untakenReconciler to the Executions no agent has taken, in a controller
@@ -61,11 +66,15 @@ func (r *Reconciler) SetupUntakenWithManager(_ context.Context, mgr ctrl.Manager
 		ex, ok := o.(*dsv1alpha1.Execution)
 		return ok && ex.Status.NodeName == ""
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	err := ctrl.NewControllerManagedBy(mgr).
 		Named("execution-untaken").
 		Watches(&dsv1alpha1.Execution{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(untaken)).
 		WithOptions(opts).
 		Complete(untakenReconciler{r})
+	if err != nil {
+		return fmt.Errorf("setting up the controller of untaken Executions: %w", err)
+	}
+	return nil
 }
 
 // executionEvents enqueues each Execution that changes, notes when new ones arrive (their creation order),

@@ -87,7 +87,7 @@ func (r *Reconciler) untakenWait(ctx context.Context, ex *dsv1alpha1.Execution) 
 	case apierrors.IsNotFound(err):
 		return 0, nil
 	}
-	return 0, err
+	return 0, fmt.Errorf("reading Sandbox %s: %w", ex.Spec.SandboxName, err)
 }
 
 // stagger is this agent's turn at an untaken Execution, within a third of the grace after it: a hash of the

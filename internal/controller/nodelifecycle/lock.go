@@ -31,7 +31,7 @@ type Lock struct {
 func NewLock(cfg *rest.Config, l Lock, log logr.Logger) (resourcelock.Interface, error) {
 	host, err := os.Hostname()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("naming the lock holder: %w", err)
 	}
 	id := host + "_" + string(uuid.NewUUID())
 	if held, err := l.hostLock(); err != nil {
@@ -44,10 +44,14 @@ func NewLock(cfg *rest.Config, l Lock, log logr.Logger) (resourcelock.Interface,
 	cfg.Timeout = l.renewDeadline() / 2 // one hung request must not cost the Lease
 	clients, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("making the Lease client: %w", err)
 	}
-	return resourcelock.New(resourcelock.LeasesResourceLock, l.Namespace, LeaseName(l.Node),
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, l.Namespace, LeaseName(l.Node),
 		clients.CoreV1(), clients.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return nil, fmt.Errorf("making the Lease lock: %w", err)
+	}
+	return lock, nil
 }
 
 // hostLock takes the node's host lock for the life of the process; false when another process holds it.
@@ -57,18 +61,18 @@ func (l Lock) hostLock() (bool, error) {
 		return false, fmt.Errorf("no --checkpoint-dir to keep the lock in")
 	}
 	if err := os.MkdirAll(l.HostLockDir, 0o700); err != nil {
-		return false, err
+		return false, fmt.Errorf("making the host lock's folder: %w", err)
 	}
 	f, err := os.OpenFile(filepath.Join(l.HostLockDir, "."+l.Node+".agent.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("opening the host lock: %w", err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if err == unix.EWOULDBLOCK {
 			return false, nil
 		}
-		return false, err
+		return false, fmt.Errorf("taking the host lock: %w", err)
 	}
 	return true, nil
 }

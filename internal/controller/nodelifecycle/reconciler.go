@@ -2,6 +2,7 @@ package nodelifecycle
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -34,7 +35,10 @@ type Options struct {
 // SetupWithManager adds the reconciler to the manager, to run while this agent leads its node. It is a look
 // at every Lease on a timer, not a queue of objects: the controller options do not apply to it.
 func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, _ controller.Options) error {
-	return mgr.Add(r)
+	if err := mgr.Add(r); err != nil {
+		return fmt.Errorf("adding the node lifecycle reconciler: %w", err)
+	}
+	return nil
 }
 
 // Start looks until ctx ends.
@@ -59,7 +63,7 @@ func (c *Reconciler) Start(ctx context.Context) error {
 func (c *Reconciler) pass(ctx context.Context, b *book, now time.Time) error {
 	var leases coordinationv1.LeaseList
 	if err := c.Leases.List(ctx, &leases, client.InNamespace(c.Options.Namespace)); err != nil {
-		return err
+		return fmt.Errorf("listing the node Leases: %w", err)
 	}
 	b.observe(leases.Items, now)
 	fresh, lost := b.split(now)
@@ -85,7 +89,7 @@ func (c *Reconciler) markLost(ctx context.Context, b *book, node string) error {
 	log := ctrl.LoggerFrom(ctx).WithName("node-lifecycle")
 	var list dsv1alpha1.SandboxList
 	if err := c.APIReader.List(ctx, &list, client.MatchingFields{dsv1alpha1.FieldSandboxNodeName: node}); err != nil {
-		return err
+		return fmt.Errorf("listing the Sandboxes of node %s: %w", node, err)
 	}
 	if len(list.Items) == 0 {
 		return nil
@@ -109,7 +113,7 @@ func (c *Reconciler) markLost(ctx context.Context, b *book, node string) error {
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			continue // changed or gone since the list: looked at again on the next pass
 		case err != nil:
-			return err
+			return fmt.Errorf("marking Sandbox %s NodeLost: %w", sbx.Name, err)
 		}
 		log.Info("Marked a Sandbox of a lost node", "sandbox", client.ObjectKeyFromObject(sbx), "node", node, "leaseRenewed", renewed)
 	}

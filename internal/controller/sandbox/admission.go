@@ -82,7 +82,7 @@ func (r *Reconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled
 		ctrl.LoggerFrom(ctx).V(1).Info("Bind lost to a newer version of the Sandbox")
 		return true, nil
 	case err != nil:
-		return false, err
+		return false, fmt.Errorf("binding the Sandbox to node %s: %w", r.Options.Node, err)
 	}
 	r.remember(sbx.UID, need)
 	ctrl.LoggerFrom(ctx).Info("Bound Sandbox to this node", "node", r.Options.Node)
@@ -105,7 +105,7 @@ func (r *Reconciler) ensureAdmitted(ctx context.Context, sbx *dsv1alpha1.Sandbox
 	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
 	if err := r.Patch(ctx, sbx, patch); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adding the cleanup finalizer: %w", err)
 	}
 	r.remember(sbx.UID, need)
 	return nil, nil
@@ -139,7 +139,7 @@ func (r *Reconciler) room(ctx context.Context, sbx *dsv1alpha1.Sandbox, admitted
 func (r *Reconciler) nodeLoad(ctx context.Context, self types.UID, admittedOnly bool) (nodeLoad, error) {
 	var list dsv1alpha1.SandboxList
 	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil { // read only
-		return nodeLoad{}, err
+		return nodeLoad{}, fmt.Errorf("listing Sandboxes for the node's load: %w", err)
 	}
 	held := make(map[types.UID]int64, len(list.Items))
 	for i := range list.Items {

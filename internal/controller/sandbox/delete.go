@@ -34,7 +34,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1.Sandbo
 	case apierrors.IsConflict(err):
 		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil // from a stale read; confirmed again on fresh data
 	case client.IgnoreNotFound(err) != nil:
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("deleting the Sandbox: %w", err)
 	}
 	r.forgetAdmission(sbx.UID)
 	ctrl.LoggerFrom(ctx).Info("Docker confirmed the Sandbox's resources are gone; finalizer removed")
@@ -55,7 +55,7 @@ func (r *Reconciler) removeOwned(ctx context.Context, uid types.UID, services []
 	match := map[string]string{dsv1alpha1.LabelUID: string(uid)}
 	containers, err := r.Driver.ListContainers(ctx, match)
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the Sandbox's containers: %w", err)
 	}
 	byName := map[string]dd.ContainerInfo{}
 	for _, c := range containers {
@@ -68,30 +68,30 @@ func (r *Reconciler) removeOwned(ctx context.Context, uid types.UID, services []
 			continue
 		}
 		if err := r.Driver.RemoveContainer(ctx, c.Name); err != nil {
-			return err
+			return fmt.Errorf("removing container %s: %w", c.Name, err)
 		}
 	}
 	networks, err := r.Driver.ListNetworks(ctx, match)
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the Sandbox's networks: %w", err)
 	}
 	for _, n := range networks {
 		if err := r.Driver.RemoveNetwork(ctx, n.Name); err != nil {
-			return err
+			return fmt.Errorf("removing network %s: %w", n.Name, err)
 		}
 	}
 	for _, name := range holders {
 		if err := r.Driver.RemoveContainer(ctx, name); err != nil {
-			return err
+			return fmt.Errorf("removing the holder %s: %w", name, err)
 		}
 	}
 	volumes, err := r.Driver.ListVolumes(ctx, match)
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the Sandbox's volumes: %w", err)
 	}
 	for _, v := range volumes {
 		if err := r.Driver.RemoveVolume(ctx, v.Name); err != nil {
-			return err
+			return fmt.Errorf("removing volume %s: %w", v.Name, err)
 		}
 	}
 	if err := r.confirmGone(ctx, match); err != nil {
@@ -111,15 +111,15 @@ func (r *Reconciler) RemoveOrphan(ctx context.Context, uid types.UID) error {
 func (r *Reconciler) confirmGone(ctx context.Context, match map[string]string) error {
 	containers, err := r.Driver.ListContainers(ctx, match)
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the Sandbox's containers: %w", err)
 	}
 	networks, err := r.Driver.ListNetworks(ctx, match)
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the Sandbox's networks: %w", err)
 	}
 	volumes, err := r.Driver.ListVolumes(ctx, match)
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the Sandbox's volumes: %w", err)
 	}
 	if left := len(containers) + len(networks) + len(volumes); left > 0 {
 		return fmt.Errorf("%d Docker objects of the Sandbox remain after removal", left)

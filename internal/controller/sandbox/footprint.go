@@ -50,7 +50,7 @@ func (r *Reconciler) footprintOf(ctx context.Context, sbx *dsv1alpha1.Sandbox) (
 		switch err := r.Get(ctx, types.NamespacedName{Namespace: sbx.Namespace, Name: name}, svc); {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			return 0, err
+			return 0, fmt.Errorf("reading SandboxService %s: %w", name, err)
 		default:
 			services[i] = svc
 		}

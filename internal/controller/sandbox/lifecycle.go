@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -87,7 +88,7 @@ func (s *scope) topologyContainers() []dd.ContainerInfo {
 func (r *Reconciler) fresh(ctx context.Context, c dd.ContainerInfo) (dd.ContainerInfo, error) {
 	now, err := r.Driver.ObserveContainer(ctx, c.Name)
 	if err != nil {
-		return c, err
+		return c, fmt.Errorf("observing container %s: %w", c.Name, err)
 	}
 	return now, nil
 }

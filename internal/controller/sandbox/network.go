@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 
@@ -133,7 +134,7 @@ func (r *Reconciler) releaseSharedNetworks(ctx context.Context) error {
 	}
 	containers, err := r.Driver.ListContainers(ctx, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the node's containers: %w", err)
 	}
 	for _, c := range containers {
 		inUse[c.Network] = true
@@ -143,7 +144,7 @@ func (r *Reconciler) releaseSharedNetworks(ctx context.Context) error {
 			continue
 		}
 		if err := r.Driver.RemoveNetwork(ctx, name); err != nil {
-			return err
+			return fmt.Errorf("removing the shared network %s: %w", name, err)
 		}
 	}
 	return nil
@@ -158,7 +159,7 @@ func (r *Reconciler) sharedNetworksWanted(ctx context.Context) (map[string]bool,
 		}
 		var list dsv1alpha1.SandboxList
 		if err := reader.List(ctx, &list); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("listing Sandboxes: %w", err)
 		}
 		for i := range list.Items {
 			if sbx := &list.Items[i]; sbx.DeletionTimestamp.IsZero() && usesSharedNetwork(sbx) {

@@ -53,7 +53,7 @@ func (r *Reconciler) pullAuth(ctx context.Context, namespace string, ref *dsv1al
 	case apierrors.IsNotFound(err):
 		return nil, &missingPullSecretError{name: ref.Name}
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("reading the pull Secret %s: %w", ref.Name, err)
 	case secret.Type != corev1.SecretTypeDockerConfigJson:
 		return nil, &invalidPullSecretError{name: ref.Name, why: "is not of type " + string(corev1.SecretTypeDockerConfigJson)}
 	}

@@ -6,6 +6,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -167,7 +168,7 @@ func (r *Reconciler) fetch(ctx context.Context, key types.NamespacedName) (*dsv1
 			return sbx, nil
 		}
 		if !apierrors.IsNotFound(err) {
-			return nil, err
+			return nil, fmt.Errorf("reading Sandbox %s: %w", key, err)
 		}
 	}
 	return nil, nil

@@ -185,7 +185,7 @@ func (r *Reconciler) restoreBinding(ctx context.Context, sbx *dsv1alpha1.Sandbox
 		return false, &outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonCheckpointNotFound,
 			message: fmt.Sprintf("Checkpoint %q does not exist in namespace %s; the Sandbox is bound to the node that stores it", name, sbx.Namespace)}, nil
 	case err != nil:
-		return false, nil, err
+		return false, nil, fmt.Errorf("reading Checkpoint %s: %w", name, err)
 	case ckpt.Status.NodeName == "":
 		return false, &outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonCheckpointNotReady,
 			message: fmt.Sprintf("Checkpoint %q is not stored on any node yet; the Sandbox is bound to the node that stores it", name)}, nil

@@ -20,7 +20,7 @@ func (r *Reconciler) openArchive(ctx context.Context, res restoreResult) (io.Rea
 		return f, func() { f.Close() }, nil
 	}
 	if r.Registry == nil || !errors.Is(err, archive.ErrMissing) {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("opening the archive: %w", err)
 	}
 	c, err := r.Archives.Create(res.archive.Size, res.namespace)
 	if err != nil {
@@ -37,7 +37,7 @@ func (r *Reconciler) openArchive(ctx context.Context, res restoreResult) (io.Rea
 	}
 	if _, err := c.Seek(0, io.SeekStart); err != nil {
 		drop()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("rewinding the pulled archive: %w", err)
 	}
 	return c, drop, nil
 }

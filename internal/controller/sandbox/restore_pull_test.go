@@ -28,13 +28,19 @@ func captured(t *testing.T, store *archive.Store, uid string) (archive.Archive, 
 	if err := tw.WriteHeader(&tar.Header{Name: "notes.txt", Mode: 0o644, Size: int64(len(body))}); err != nil {
 		t.Fatal(err)
 	}
-	tw.Write([]byte(body))
-	tw.Close()
+	if _, err := tw.Write([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	c, err := store.Create(int64(buf.Len()), "ns")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Write(buf.Bytes())
+	if _, err := c.Write(buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
 	a, err := store.Commit(c, uid)
 	if err != nil {
 		t.Fatal(err)

@@ -143,7 +143,7 @@ func (r *Reconciler) readSecretFiles(ctx context.Context, sbx *dsv1alpha1.Sandbo
 				return nil, &missingSecretFileError{file: f, noSecret: true, namespace: sbx.Namespace}
 			}
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("reading Secret %s: %w", f.SecretName, err)
 			}
 			secrets[f.SecretName] = secret
 		}

@@ -158,7 +158,7 @@ func (r *Reconciler) expire(ctx context.Context, s *scope) (bool, error) {
 	}
 	uid := s.sbx.UID
 	if err := r.Delete(ctx, s.sbx, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
-		return true, err
+		return true, fmt.Errorf("deleting the finished Sandbox: %w", err)
 	}
 	r.event(s.sbx, false, EventExpired, "Delete", "deleted %ds after the run finished (ttlSecondsAfterFinished)", *ttl)
 	return true, nil
@@ -169,7 +169,7 @@ func (r *Reconciler) stopTopology(ctx context.Context, s *scope) error {
 	for _, c := range removalOrder(s.containers, s.sbx.Spec.Services) {
 		if _, role, _ := dd.OwnerFromLabels(c.Labels); (role == dsv1alpha1.RolePrimary || role == dsv1alpha1.RoleService) && topology.Alive(c) {
 			if err := r.Driver.StopContainer(ctx, c.Name, r.Options.StopGrace); err != nil {
-				return err
+				return fmt.Errorf("stopping container %s: %w", c.Name, err)
 			}
 		}
 	}
@@ -197,7 +197,7 @@ func (r *Reconciler) keepHolder(ctx context.Context, s *scope) error {
 		return nil
 	}
 	if err := r.Driver.StartContainer(ctx, holder.Name); err != nil {
-		return err
+		return fmt.Errorf("starting the holder %s: %w", holder.Name, err)
 	}
 	r.event(s.sbx, true, EventHolderRestarted, "Start", "the workspace holder had stopped and was started again; files not held by a running container were lost")
 	return nil

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,9 +22,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return o.(*dsv1alpha1.Sandbox).Spec.Services
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("indexing Sandboxes by SandboxService: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named("sandbox").
 		For(&dsv1alpha1.Sandbox{}).
 		WatchesRawSource(source.Kind(r.Unbound, &dsv1alpha1.Sandbox{}, &handler.TypedEnqueueRequestForObject[*dsv1alpha1.Sandbox]{})).
@@ -32,6 +33,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		WatchesRawSource(source.Channel(r.Requeues, &handler.TypedEnqueueRequestForObject[*dsv1alpha1.Sandbox]{})).
 		WithOptions(opts).
 		Complete(r)
+	if err != nil {
+		return fmt.Errorf("setting up the Sandbox controller: %w", err)
+	}
+	return nil
 }
 
 // sandboxesUsing maps a SandboxService to this node's Sandboxes that name it.

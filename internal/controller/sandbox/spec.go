@@ -103,7 +103,7 @@ func (r *Reconciler) resolveEnv(ctx context.Context, namespace string, env []dsv
 				return nil, &missingSecretError{name: ref.Name, key: ref.Key}
 			}
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("reading Secret %s: %w", ref.Name, err)
 			}
 			secrets[ref.Name] = secret
 		}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"sync"
 
@@ -34,7 +35,7 @@ const TopologySubnetBits = 28
 func NewTopologySubnets(cidr string) (*TopologySubnets, error) {
 	pool, err := subnets.Parse(cidr, TopologySubnetBits)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("topology pool %q: %w", cidr, err)
 	}
 	return &TopologySubnets{pool: pool}, nil
 }
@@ -57,7 +58,7 @@ func (r *Reconciler) topologySubnet(ctx context.Context, s *scope, spec *dd.Netw
 		return true, nil
 	}
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("allocating a topology subnet: %w", err)
 	}
 	spec.Subnet, spec.Gateway = sub.String(), subnets.Gateway(sub).String()
 	return false, nil
@@ -101,7 +102,7 @@ func (t *TopologySubnets) load(ctx context.Context, driver dd.Driver) error {
 	}
 	networks, err := driver.ListNetworks(ctx, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the node's networks: %w", err)
 	}
 	for _, n := range networks {
 		label := n.Labels[dsv1alpha1.LabelSubnet]

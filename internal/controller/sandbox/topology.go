@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -106,7 +107,7 @@ func (r *Reconciler) removeTopology(ctx context.Context, s *scope, keep int64) e
 			continue
 		}
 		if err := r.Driver.RemoveContainer(ctx, c.Name); err != nil {
-			return err
+			return fmt.Errorf("removing container %s: %w", c.Name, err)
 		}
 		delete(s.containers, c.Name)
 	}
@@ -115,7 +116,7 @@ func (r *Reconciler) removeTopology(ctx context.Context, s *scope, keep int64) e
 			continue
 		}
 		if err := r.Driver.RemoveNetwork(ctx, name); err != nil {
-			return err
+			return fmt.Errorf("removing network %s: %w", name, err)
 		}
 		delete(s.networks, name)
 	}

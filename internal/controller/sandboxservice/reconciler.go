@@ -77,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) users(ctx context.Context, svc *dsv1alpha1.SandboxService) ([]string, error) {
 	var list dsv1alpha1.SandboxList
 	if err := r.APIReader.List(ctx, &list, client.InNamespace(svc.Namespace)); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the Sandboxes of namespace %s: %w", svc.Namespace, err)
 	}
 	var out []string
 	for _, sbx := range list.Items {
@@ -97,7 +97,10 @@ func (r *Reconciler) ensureProtected(ctx context.Context, svc *dsv1alpha1.Sandbo
 	}
 	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(svc, dsv1alpha1.FinalizerInUse)
-	return r.Patch(ctx, svc, patch)
+	if err := r.Patch(ctx, svc, patch); err != nil {
+		return fmt.Errorf("adding the in-use finalizer: %w", err)
+	}
+	return nil
 }
 
 // release lets a SandboxService that no Sandbox names any more go.
@@ -163,7 +166,7 @@ func (r *Reconciler) missingSecret(ctx context.Context, svc *dsv1alpha1.SandboxS
 		case apierrors.IsNotFound(err):
 			return fmt.Sprintf("env %s names Secret %q, which does not exist", e.Name, ref.Name), nil
 		case err != nil:
-			return "", err
+			return "", fmt.Errorf("reading Secret %s: %w", ref.Name, err)
 		case secret.Data[ref.Key] == nil:
 			return fmt.Sprintf("env %s names key %q of Secret %q, which it does not have", e.Name, ref.Key, ref.Name), nil
 		}

@@ -2,6 +2,7 @@ package sandboxservice
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"k8s.io/client-go/util/workqueue"
@@ -20,13 +21,17 @@ import (
 // cache) and unbound ones (r.Unbound) as they start or stop naming one. Sandboxes of other nodes are their
 // agents' to report.
 func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	err := ctrl.NewControllerManagedBy(mgr).
 		Named("sandboxservice").
 		For(&dsv1alpha1.SandboxService{}).
 		Watches(&dsv1alpha1.Sandbox{}, servicesNamed[client.Object]()).
 		WatchesRawSource(source.Kind(r.Unbound, &dsv1alpha1.Sandbox{}, servicesNamed[*dsv1alpha1.Sandbox]())).
 		WithOptions(opts).
 		Complete(r)
+	if err != nil {
+		return fmt.Errorf("setting up the SandboxService controller: %w", err)
+	}
+	return nil
 }
 
 // servicesNamed enqueues the SandboxServices a Sandbox names when it appears, goes, or changes that list
