@@ -15,6 +15,13 @@ import (
 // left in the background can hold the stream open after it exited, and they must end with it.
 const heldOpenPoll = time.Second
 
+// A terminal size Docker refused (the exec's process did not exist yet) is tried again resizeRetries times,
+// resizeRetry apart.
+const (
+	resizeRetry   = 50 * time.Millisecond
+	resizeRetries = 40
+)
+
 // StreamExec runs req.Command with its streams attached. Every Docker exec leads a session of its own (runc
 // calls setsid), so "the processes it started" are the container's processes in that session, and those
 // are killed when the command exits (what it left in the background) or when ctx ends first.
@@ -122,10 +129,17 @@ func (s *session) wait(ctx context.Context, copied <-chan error) (code int, drai
 	}
 }
 
-// resize passes the client's terminal sizes on until the channel closes or ctx ends. A size sent before the
-// process started is refused by Docker and dropped: clients send their size again on every change.
+// resize passes the client's terminal sizes on until the channel closes or ctx ends. Docker refuses a size
+// until the exec's process exists, which comes a moment after the attach that starts it: a refused size is
+// tried again for a while (resizeRetries), unless a newer one comes first.
 func (s *session) resize(ctx context.Context, sizes <-chan TermSize) {
+	var pending *TermSize
+	tries := 0
 	for {
+		var retry <-chan time.Time
+		if pending != nil {
+			retry = time.After(resizeRetry)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -133,7 +147,15 @@ func (s *session) resize(ctx context.Context, sizes <-chan TermSize) {
 			if !ok {
 				return
 			}
-			_ = s.d.cli.ContainerExecResize(ctx, s.exec, container.ResizeOptions{Height: uint(sz.Height), Width: uint(sz.Width)})
+			pending, tries = &sz, 0
+		case <-retry:
+		}
+		if pending == nil {
+			continue
+		}
+		err := s.d.cli.ContainerExecResize(ctx, s.exec, container.ResizeOptions{Height: uint(pending.Height), Width: uint(pending.Width)})
+		if tries++; err == nil || tries >= resizeRetries {
+			pending = nil
 		}
 	}
 }

@@ -23,6 +23,8 @@ var (
 	cp    *controlplane.ControlPlane
 	agent *agentProcess
 	node  string
+	// dataplane is where the suite's agent serves exec, which kube-apiserver proxies to (dataplane_test.go).
+	dataplane controlplane.Dataplane
 )
 
 func TestE2E(t *testing.T) {
@@ -41,15 +43,18 @@ var _ = BeforeSuite(func() {
 		Expect(os.Setenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", controlPlaneStartTimeout)).To(Succeed())
 	}
 	dir := GinkgoT().TempDir()
+	dataplane = controlplane.Dataplane{Port: int32(freePort()), CertDir: filepath.Join(dir, "pki")}
 	var err error
 	cp, err = controlplane.Start(controlplane.Options{
 		CRDDir:         filepath.Join("..", "..", "config", "crd", "bases"),
 		DataDir:        filepath.Join(dir, "etcd"),
 		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
+		Dataplane:      &dataplane,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	node = fmt.Sprintf("e2e-%d", time.Now().UnixNano()%1_000_000)
-	agent, err = startAgent(binDir(), node, cp.Kubeconfig, filepath.Join(dir, "agent.log"))
+	agent, err = startAgent(binDir(), node, cp.Kubeconfig, filepath.Join(dir, "agent.log"),
+		fmt.Sprintf("--dataplane-bind-address=127.0.0.1:%d", dataplane.Port), "--dataplane-cert-dir="+dataplane.AgentCertDir())
 	Expect(err).NotTo(HaveOccurred())
 })
 

@@ -1,0 +1,188 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+)
+
+// freePort is a loopback port nothing listens on now.
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer is an output the spec reads while the stream writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// oneSize is a terminal whose size is set once.
+type oneSize struct {
+	ctx  context.Context
+	sent bool
+}
+
+func (q *oneSize) Next() *remotecommand.TerminalSize {
+	if !q.sent {
+		q.sent = true
+		return &remotecommand.TerminalSize{Width: 123, Height: 45}
+	}
+	<-q.ctx.Done()
+	return nil
+}
+
+// clientExec runs command in the Sandbox with client-go's executor of protocol ("websocket" or "spdy").
+func clientExec(ctx context.Context, cfg *rest.Config, protocol, ns, name string, tty bool, opts remotecommand.StreamOptions, command ...string) error {
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	u := base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", name, "exec")
+	u.RawQuery = url.Values{"command": command, "stdin": {fmt.Sprint(opts.Stdin != nil)}, "stdout": {"true"},
+		"stderr": {fmt.Sprint(!tty)}, "tty": {fmt.Sprint(tty)}}.Encode()
+	var executor remotecommand.Executor
+	if protocol == "websocket" {
+		executor, err = remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+	} else {
+		executor, err = remotecommand.NewSPDYExecutor(cfg, "POST", u)
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return executor.StreamWithContext(ctx, opts)
+}
+
+var _ = Describe("the data plane: exec through the API server", Ordered, func() {
+	var ns string
+
+	BeforeAll(func() {
+		ns = newNamespace("dataplane")
+		apply(ns, "apiVersion: dockside.dev/v1alpha1\nkind: Sandbox\nmetadata: {name: box}\nspec: {image: dockside.dev/busybox:local}\n")
+		apply(ns, "apiVersion: dockside.dev/v1alpha1\nkind: Sandbox\nmetadata: {name: frozen}\nspec: {image: dockside.dev/busybox:local, lifecycle: Paused}\n")
+		waitFor(ns, "sandbox/box", "condition=Ready", 3*time.Minute)
+		waitFor(ns, "sandbox/frozen", "jsonpath={.status.phase}=Paused", 3*time.Minute)
+		DeferCleanup(func() {
+			deleteAndExpectGone(ns, "box")
+			deleteAndExpectGone(ns, "frozen")
+		})
+	})
+
+	It("streams a line to kubectl dockside exec before the command ends, takes stdin and exits with its code", func() {
+		bin, err := filepath.Abs(binDir())
+		Expect(err).NotTo(HaveOccurred())
+		cmd := exec.Command(cp.KubectlPath, "dockside", "exec", "-n", ns, "-i", "box", "--", "sh", "-c", "echo first; read line; echo got:$line; exit 3")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		stdin, err := cmd.StdinPipe()
+		Expect(err).NotTo(HaveOccurred())
+		stdout, err := cmd.StdoutPipe()
+		Expect(err).NotTo(HaveOccurred())
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		Expect(cmd.Start()).To(Succeed())
+		lines := make(chan string, 4)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		// The command waits for its input: "first" can only have come while it runs.
+		Eventually(lines, time.Minute).Should(Receive(Equal("first")), "stderr: %s", stderr.String())
+		_, err = io.WriteString(stdin, "hello\n")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stdin.Close()).To(Succeed())
+		Eventually(lines, time.Minute).Should(Receive(Equal("got:hello")))
+		err = cmd.Wait()
+		var exit *exec.ExitError
+		Expect(errors.As(err, &exit)).To(BeTrue(), "exit code 3, not %v; stderr: %s", err, stderr.String())
+		Expect(exit.ExitCode()).To(Equal(3))
+	})
+
+	for _, protocol := range []string{"websocket", "spdy"} {
+		It("gives a terminal of the client's size and the shell's exit code ("+protocol+")", func(ctx SpecContext) {
+			in, feed := io.Pipe()
+			DeferCleanup(feed.Close)
+			out := &syncBuffer{}
+			done := make(chan error, 1)
+			go func() {
+				done <- clientExec(ctx, cp.Config, protocol, ns, "box", true, remotecommand.StreamOptions{
+					Stdin: in, Stdout: out, Tty: true, TerminalSizeQueue: &oneSize{ctx: ctx},
+				}, "sh")
+			}()
+			_, err := io.WriteString(feed, "stty size\n")
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(out.String, time.Minute).Should(ContainSubstring("45 123"))
+			_, err = io.WriteString(feed, "exit 7\n")
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(done, time.Minute).Should(Receive(&err))
+			var exit utilexec.CodeExitError
+			Expect(errors.As(err, &exit)).To(BeTrue(), "exit code 7, not %v", err)
+			Expect(exit.Code).To(Equal(7))
+		})
+	}
+
+	It("ends what the command left running in the background", func() {
+		res := dockside("exec", "", "-n", ns, "box", "--", "sh", "-c", "sleep 3600 & echo started")
+		Expect(res.code).To(BeZero(), res.stderr)
+		Expect(res.stdout).To(Equal("started\n"))
+		top, err := docker("top", onlyContainer(ns, "box", "primary"), "-o", "pid,args")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(top).NotTo(ContainSubstring("sleep 3600"))
+	})
+
+	It("refuses a user without the role and a Paused Sandbox, with messages", func(ctx SpecContext) {
+		eve, err := cp.AddUser("eve")
+		Expect(err).NotTo(HaveOccurred())
+		err = clientExec(ctx, eve, "websocket", ns, "box", false, remotecommand.StreamOptions{Stdout: io.Discard, Stderr: io.Discard}, "true")
+		Expect(err).To(MatchError(ContainSubstring(`User "eve" cannot get resource "sandboxes/exec" in API group "subresources.dockside.dev" in the namespace "%s"`, ns)))
+		res := dockside("exec", "", "-n", ns, "frozen", "--", "true")
+		Expect(res.code).To(Equal(125))
+		Expect(res.stderr).To(ContainSubstring(`Sandbox "frozen" is Paused: resume it first (kubectl dockside resume frozen)`))
+	})
+
+	It("serves the Python client's stream module unchanged", func() {
+		out, err := exec.Command(python(), filepath.Join("testdata", "sandbox_exec.py"), cp.Kubeconfig, ns, "box",
+			"sh", "-c", "echo py-out; echo py-err >&2; exit 5").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		var got struct {
+			Stdout, Stderr string
+			ExitCode       int `json:"exitCode"`
+		}
+		Expect(json.Unmarshal(out, &got)).To(Succeed(), string(out))
+		Expect(got.Stdout).To(Equal("py-out\n"))
+		Expect(got.Stderr).To(Equal("py-err\n"))
+		Expect(got.ExitCode).To(Equal(5))
+	})
+})
