@@ -2,6 +2,9 @@
 resume, checkpoint, restore and delete it, through the Kubernetes API server (RBAC: the dockside-edit role).
 See clients/python/README.md."""
 
+# The one place the version is written: pyproject.toml reads it from here.
+__version__ = "0.1.0"
+
 from .aio import AsyncSandbox
 from .checkpoint import Checkpoint
 from .errors import (ApiError, CheckpointFailed, DeadlineExceeded, DocksideError, SandboxFailed, SandboxGone,
