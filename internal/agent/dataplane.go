@@ -56,7 +56,10 @@ func addDataplane(mgr manager.Manager, opts Options, driver dd.Driver, freezes *
 		Log: log.WithName("dataplane"),
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("the data plane: %w", err)
 	}
-	return mgr.Add(srv)
+	if err := mgr.Add(srv); err != nil {
+		return fmt.Errorf("adding the data plane: %w", err)
+	}
+	return nil
 }
