@@ -2,42 +2,34 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/pkg/execution"
-)
-
-// cp sends files base64-encoded, so that any bytes arrive as they are: an Execution's stdin and output are
-// UTF-8 text in the API. The bounds follow from the Execution's: 64 KiB of stdin holds 48 KiB encoded, and
-// 256 KiB of output holds 128 KiB encoded with base64's line breaks (77 bytes for every 57), with room left.
-const (
-	maxCopyIn  = 48 << 10
-	maxCopyOut = 128 << 10
 )
 
 const cpUsage = `Usage: kubectl dockside cp [flags] SANDBOX:PATH LOCAL
        kubectl dockside cp [flags] LOCAL SANDBOX:PATH
 
-Copies one small file out of or into a session Sandbox through an Execution (so RBAC and the audit log see
-it). LOCAL "-" is standard output or input. A PATH that is a folder (in the Sandbox, or LOCAL on this side)
-gets the file under its source's name; a relative PATH is relative to the command's working directory
-(--workdir, default the image's). Any bytes are copied as they are: the file travels base64-encoded, so the
-Sandbox's image needs sh and base64 (busybox and coreutils have both).
-Bounds: at most 49152 bytes (48 KiB) in, and 131072 bytes (128 KiB) out; past them nothing is copied, and
-the message says so. Names and modes are not kept: a file copied in is made with the container's umask.
-Exit codes: 0 copied, 1 the copy failed (the reason is printed), 2 usage, 3 the file is past the bound,
-124 --timeout passed.
+Copies a file, or a directory with everything in it, out of or into a Sandbox's primary container through the
+API server's files subresource (so RBAC and the audit log see it: copying out needs get on sandboxes/files,
+copying in create). Any size up to what the mount it goes to holds; the data streams through, never held
+whole in memory. LOCAL "-" is standard input (one file) or output (a file's bytes, or a directory as a tar
+stream). A destination that is an existing directory gets the source under its own name, as cp -r does; a
+relative PATH is taken from --workdir (default the Sandbox's workingDir, else its workspace). A file copied
+in replaces the old one atomically, keeps the local file's permission bits and belongs to the container's
+user. Copies in go to the workspace, /tmp and scratch mounts (and a writable root file system): the rest of
+the root is read-only.
+Exit codes: 0 copied, 1 the copy failed (the reason is printed), 2 usage, 3 the copy is past the bound of
+the mount it goes to (nothing of a file is left), 124 --timeout passed.
 `
 
 func cpVerb() verb {
@@ -47,7 +39,7 @@ func cpVerb() verb {
 		usage: cpUsage, minArgs: 2, maxArgs: 2,
 		flags: func(fs *flag.FlagSet) {
 			k.add(fs)
-			fs.DurationVar(&o.timeout, "timeout", time.Minute, "deadline of the copy's Execution, in whole seconds")
+			fs.DurationVar(&o.timeout, "timeout", 0, "deadline of the whole copy (0: none)")
 			fs.StringVar(&o.workdir, "workdir", "", "absolute directory a relative PATH is taken from")
 			fs.StringVar(&o.workdir, "w", "", "shorthand for --workdir")
 		},
@@ -57,7 +49,20 @@ func cpVerb() verb {
 				return err
 			}
 			req.cpOptions = *o
-			return copyFile(ctx, k, req)
+			if req.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, req.timeout)
+				defer cancel()
+			}
+			c, remote, err := k.files(ctx, req.sandbox, req.remote, req.workdir)
+			if err != nil {
+				return err
+			}
+			req.remote = remote
+			if req.in {
+				return copyIn(ctx, c, req)
+			}
+			return copyOut(ctx, c, req)
 		},
 	}
 }
@@ -93,84 +98,116 @@ func parseCopy(src, dst string) (copyRequest, error) {
 	return copyRequest{in: true, sandbox: d[1], remote: d[3], local: src}, nil
 }
 
-func copyFile(ctx context.Context, k *kubeFlags, req copyRequest) error {
+// files is the files client of a Sandbox and p made absolute: from workdir, else the Sandbox's working
+// directory, else its workspace's mount path (read from the Sandbox only when p is relative). A trailing
+// "/" is kept: it says p is a directory.
+func (k *kubeFlags) files(ctx context.Context, sandbox, p, workdir string) (*filesClient, string, error) {
 	cfg, ns, err := k.config()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	c, err := execution.New(cfg)
+	c, err := newFilesClient(cfg, ns, sandbox)
 	if err != nil {
-		return fmt.Errorf("making the Execution client: %w", err)
+		return nil, "", err
 	}
-	if req.in {
-		return copyIn(ctx, c, ns, req)
+	if path.IsAbs(p) {
+		return c, p, nil
 	}
-	return copyOut(ctx, c, ns, req)
-}
-
-// copyInScript writes stdin, decoded, to $1 (or $1/$2 when $1 is a folder), through a temporary file so
-// that a copy that fails leaves no half-written file under the name.
-const copyInScript = `f=$1; [ -d "$f" ] && f=$f/$2
-base64 -d > "$f.cp-tmp" && mv -f "$f.cp-tmp" "$f" || { rm -f "$f.cp-tmp"; exit 1; }`
-
-func copyIn(ctx context.Context, c *execution.Client, ns string, req copyRequest) error {
-	data, err := readLocal(req.local)
-	if err != nil {
-		return err
-	}
-	name := filepath.Base(req.local)
-	if req.local == "-" {
-		name = "stdin"
-	}
-	_, err = runCopy(ctx, c, execution.Request{
-		Namespace: ns, Sandbox: req.sandbox, Command: []string{"sh", "-c", copyInScript, "sh", req.remote, name},
-		Stdin: base64.StdEncoding.EncodeToString(data),
-	}, req)
-	return err
-}
-
-// readLocal reads the file to copy in, refusing one past the bound before anything is sent.
-func readLocal(name string) ([]byte, error) {
-	f := os.Stdin
-	if name != "-" {
-		var err error
-		if f, err = os.Open(name); err != nil {
-			return nil, fmt.Errorf("reading the file to copy in: %w", err)
+	if workdir == "" {
+		_, sbx, err := k.sandbox(ctx, sandbox)
+		if err != nil {
+			return nil, "", err
 		}
-		defer f.Close()
+		workdir = workingDir(sbx)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxCopyIn+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
+	if !path.IsAbs(workdir) {
+		return nil, "", usageError("--workdir %q is not absolute", workdir)
 	}
-	if len(data) > maxCopyIn {
-		return nil, tooLarge("%s is larger than %d bytes, the most cp copies in (an Execution's stdin holds 64 KiB, and the file travels base64-encoded)", name, maxCopyIn)
+	abs := path.Join(workdir, p)
+	if strings.HasSuffix(p, "/") {
+		abs += "/"
 	}
-	return data, nil
+	return c, abs, nil
 }
 
-// copyOutScript prints $1 base64-encoded, or, when it is past the bound $2, only its size with exit code 3.
-const copyOutScript = `[ -f "$1" ] || { echo "$1: not a regular file" >&2; exit 1; }
-n=$(wc -c < "$1") || exit 1
-[ $((n)) -le "$2" ] || { echo $((n)); exit 3; }
-base64 "$1"`
+// workingDir is where a Sandbox's relative paths start: its working directory, else its workspace.
+func workingDir(sbx *dsv1alpha1.Sandbox) string {
+	switch {
+	case sbx.Spec.WorkingDir != "":
+		return sbx.Spec.WorkingDir
+	case sbx.Spec.Workspace.MountPath != "":
+		return sbx.Spec.Workspace.MountPath
+	}
+	return "/workspace"
+}
 
-func copyOut(ctx context.Context, c *execution.Client, ns string, req copyRequest) error {
-	res, err := runCopy(ctx, c, execution.Request{
-		Namespace: ns, Sandbox: req.sandbox,
-		Command:        []string{"sh", "-c", copyOutScript, "sh", req.remote, strconv.Itoa(maxCopyOut)},
-		MaxOutputBytes: dsv1alpha1.MaxExecutionOutputBytes,
-	}, req)
+func copyIn(ctx context.Context, c *filesClient, req copyRequest) error {
+	if req.local == "-" {
+		dst, err := intoDir(ctx, c, req.remote, "stdin")
+		if err != nil {
+			return err
+		}
+		return c.put(ctx, dst, os.Stdin, -1, "", false)
+	}
+	st, err := os.Stat(req.local)
+	if err != nil {
+		return fmt.Errorf("reading what to copy in: %w", err)
+	}
+	dst, err := intoDir(ctx, c, req.remote, filepath.Base(req.local))
 	if err != nil {
 		return err
 	}
-	data, err := base64.StdEncoding.DecodeString(res.Stdout)
-	if err != nil {
-		return fmt.Errorf("%s:%s: the Sandbox's base64 printed what cannot be decoded: %w", req.sandbox, req.remote, err)
+	if st.IsDir() {
+		if err := c.mkdirAll(ctx, dst); err != nil {
+			return err
+		}
+		return c.put(ctx, dst, tarOfDir(req.local), -1, "", true)
 	}
+	f, err := os.Open(req.local)
+	if err != nil {
+		return fmt.Errorf("reading what to copy in: %w", err)
+	}
+	defer f.Close()
+	return c.put(ctx, dst, f, st.Size(), fmt.Sprintf("%04o", st.Mode().Perm()), false)
+}
+
+// intoDir is where a copy in lands: under name in remote when remote is a directory (or ends in "/"),
+// else remote itself.
+func intoDir(ctx context.Context, c *filesClient, remote, name string) (string, error) {
+	if strings.HasSuffix(remote, "/") {
+		return path.Join(remote, name), nil
+	}
+	info, err := c.stat(ctx, remote)
+	switch {
+	case isNotFound(err):
+		return remote, nil
+	case err != nil:
+		return "", err
+	case info.Type == "dir" || (info.Type == "symlink" && isRemoteDir(ctx, c, info.Link)):
+		return path.Join(remote, name), nil
+	}
+	return remote, nil
+}
+
+func isRemoteDir(ctx context.Context, c *filesClient, p string) bool {
+	info, err := c.stat(ctx, p)
+	return err == nil && info.Type == "dir"
+}
+
+func copyOut(ctx context.Context, c *filesClient, req copyRequest) error {
+	info, err := c.stat(ctx, req.remote)
+	if err != nil {
+		return err
+	}
+	dir := info.Type == "dir" || (info.Type == "symlink" && isRemoteDir(ctx, c, info.Link))
+	resp, err := c.get(ctx, req.remote, dir)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
 	if req.local == "-" {
-		if _, err := os.Stdout.Write(data); err != nil {
-			return fmt.Errorf("writing the copy to stdout: %w", err)
+		if _, err := io.Copy(os.Stdout, resp.Body); err != nil {
+			return fmt.Errorf("copying %s:%s to standard output: %w", req.sandbox, req.remote, err)
 		}
 		return nil
 	}
@@ -178,32 +215,50 @@ func copyOut(ctx context.Context, c *execution.Client, ns string, req copyReques
 	if st, err := os.Stat(dst); err == nil && st.IsDir() {
 		dst = filepath.Join(dst, path.Base(req.remote))
 	}
-	if err := os.WriteFile(dst, data, 0o666); err != nil {
+	if dir {
+		return extractTar(resp.Body, dst)
+	}
+	return writeLocal(dst, resp.Body, resp.ContentLength, fileModeOf(info.Mode))
+}
+
+// writeLocal writes a copied file atomically: a temporary file beside dst, renamed over it once whole.
+func writeLocal(dst string, r io.Reader, size int64, mode fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".dockside-*")
+	if err != nil {
 		return fmt.Errorf("writing the copy: %w", err)
 	}
-	return nil
-}
-
-// runCopy runs one copy's Execution and turns how it ended into the copy's error.
-func runCopy(ctx context.Context, c *execution.Client, r execution.Request, req copyRequest) (*execution.Result, error) {
-	r.Timeout, r.WorkingDir = req.timeout, req.workdir
-	res, err := c.Run(ctx, r)
-	where := req.sandbox + ":" + req.remote
+	n, err := io.Copy(tmp, r)
 	switch {
+	case err == nil && size >= 0 && n != size:
+		err = fmt.Errorf("the copy of %s ended after %d of %d bytes", dst, n, size)
 	case err != nil:
-		return nil, fmt.Errorf("running the copy of %s: %w", where, err)
-	case res.StdoutTruncatedBytes > 0:
-		return nil, tooLarge("%s: its encoded copy is more output than the node keeps of an Execution (the agent's --max-exec-output-bytes is below %d)", where, dsv1alpha1.MaxExecutionOutputBytes)
-	case res.ExitCode == nil:
-		return nil, fmt.Errorf("%s: %s: %s", where, res.Reason, res.Message)
-	case !req.in && *res.ExitCode == exitTooLarge:
-		return nil, tooLarge("%s is %s bytes, more than the %d bytes cp copies out (an Execution keeps at most 256 KiB of output, and the file travels base64-encoded)", where, strings.TrimSpace(res.Stdout), maxCopyOut)
-	case *res.ExitCode != 0:
-		return nil, fmt.Errorf("%s: copying failed with exit code %d: %s", where, *res.ExitCode, strings.TrimSpace(res.Stderr))
+		err = fmt.Errorf("the copy of %s broke off after %d bytes: %w", dst, n, err)
 	}
-	return res, nil
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		err = fmt.Errorf("writing the copy of %s: %w", dst, err)
+	}
+	if err == nil {
+		if err = os.Rename(tmp.Name(), dst); err != nil {
+			err = fmt.Errorf("putting the copy in place: %w", err)
+		}
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
 }
 
-func tooLarge(format string, args ...any) error {
-	return &exitError{code: exitTooLarge, err: fmt.Errorf(format, args...)}
+// fileModeOf parses the octal permission bits files reports, 0644 if it cannot.
+func fileModeOf(s string) fs.FileMode {
+	var m uint32
+	if _, err := fmt.Sscanf(s, "%o", &m); err != nil || m > 0o777 {
+		return 0o644
+	}
+	return fs.FileMode(m)
 }

@@ -9,7 +9,8 @@
 //	checkpoint  capture a Sandbox's workspace in a Checkpoint; prints its size and digest
 //	restore     a new Sandbox restored from a Checkpoint (spec.restoreFrom)
 //	logs        the output tail of a finished run
-//	cp          copy a small file into or out of a session Sandbox through an Execution
+//	cp          copy a file or a directory, of any size, into or out of a Sandbox (files subresource)
+//	ls          list a directory of a Sandbox (files subresource)
 //
 // Each verb's -h says what it does and its exit codes.
 package main
@@ -33,11 +34,13 @@ Verbs:
   checkpoint  SANDBOX [NAME]                capture its workspace; prints the Checkpoint's size and digest
   restore     CHECKPOINT NEW-SANDBOX        create a Sandbox restored from a Checkpoint
   logs        SANDBOX                       print a finished run's output tail
-  cp          SANDBOX:PATH LOCAL | LOCAL SANDBOX:PATH   copy a small file out or in
+  cp          SANDBOX:PATH LOCAL | LOCAL SANDBOX:PATH   copy a file or directory out or in
+  ls          SANDBOX [PATH]                list a directory of a Sandbox
 
 Every verb takes --kubeconfig, --context and -n/--namespace, and -h for its own usage.
 Exit codes of every verb but exec and run: 0 done, 1 Dockside or the API server reported a failure (printed),
-2 usage error, 3 cp's file is past its bound, 124 --timeout passed while waiting, 130 interrupted.
+2 usage error, 3 cp's copy is past the bound of the mount it goes to, 124 --timeout passed while waiting,
+130 interrupted.
 `
 
 // verbs are the plugin's verbs but exec and run, which parse its arguments its own way (everything after the
@@ -50,6 +53,7 @@ func verbs() map[string]verb {
 		"restore":    restoreVerb(),
 		"logs":       logsVerb(),
 		"cp":         cpVerb(),
+		"ls":         lsVerb(),
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 const (
 	exitFailed   = 1   // Dockside or the API server reported a failure; the message says which
 	exitUsage    = 2   // the arguments or flags are wrong
-	exitTooLarge = 3   // cp: the file is past what one Execution carries
+	exitTooLarge = 3   // cp: the copy is past the bound of the mount it goes to
 	exitTimeout  = 124 // --timeout passed while waiting (as timeout(1) and exec's deadline)
 )
 

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,7 +62,7 @@ func TestExitCodes(t *testing.T) {
 	g.Expect(exitCode("x", nil)).To(Equal(0))
 	g.Expect(exitCode("x", errors.New("refused"))).To(Equal(exitFailed))
 	g.Expect(exitCode("x", usageError("bad"))).To(Equal(exitUsage))
-	g.Expect(exitCode("x", tooLarge("big"))).To(Equal(exitTooLarge))
+	g.Expect(exitCode("x", &exitError{code: exitTooLarge, err: errors.New("big")})).To(Equal(exitTooLarge))
 	g.Expect(exitCode("x", timedOut(context.DeadlineExceeded, "it", "state"))).To(Equal(exitTimeout))
 	g.Expect(exitCode("x", context.Canceled)).To(Equal(exitInterrupt))
 }
@@ -89,33 +86,6 @@ func TestParseCopy(t *testing.T) {
 	g.Expect(exitCode("cp", err)).To(Equal(exitUsage))
 	_, err = parseCopy("Box:/x", "y")
 	g.Expect(err).To(HaveOccurred(), "a Sandbox's name is a DNS label")
-}
-
-// TestCopyInBound: a file of exactly the bound is read, one byte more is refused with exit code 3 and a
-// message naming the bound, and the bound fits an Execution's stdin once base64-encoded.
-func TestCopyInBound(t *testing.T) {
-	g := NewWithT(t)
-	dir := t.TempDir()
-	at, past := filepath.Join(dir, "at"), filepath.Join(dir, "past")
-	g.Expect(os.WriteFile(at, make([]byte, maxCopyIn), 0o600)).To(Succeed())
-	g.Expect(os.WriteFile(past, make([]byte, maxCopyIn+1), 0o600)).To(Succeed())
-
-	data, err := readLocal(at)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(data).To(HaveLen(maxCopyIn))
-	g.Expect(base64.StdEncoding.EncodedLen(len(data))).To(BeNumerically("<=", maxStdin))
-
-	_, err = readLocal(past)
-	g.Expect(exitCode("cp", err)).To(Equal(exitTooLarge))
-	g.Expect(err).To(MatchError(ContainSubstring("larger than 49152 bytes, the most cp copies in")))
-}
-
-// TestCopyOutBoundFitsOutput: a file at the out bound, encoded as base64(1) prints it (76 columns), fits the
-// most output an Execution keeps.
-func TestCopyOutBoundFitsOutput(t *testing.T) {
-	g := NewWithT(t)
-	lines := (maxCopyOut + 56) / 57
-	g.Expect(lines * 77).To(BeNumerically("<=", dsv1alpha1.MaxExecutionOutputBytes))
 }
 
 func TestRestoredSpec(t *testing.T) {

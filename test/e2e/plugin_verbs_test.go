@@ -3,11 +3,7 @@
 package e2e
 
 import (
-	"crypto/md5"
-	"crypto/rand"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -111,54 +107,6 @@ spec:
 		Expect(out.stderr).To(ContainSubstring("is a session: its primary's output is not kept in the API"))
 
 		deleteAndExpectGone(ns, "job")
-		deleteAndExpectGone(ns, "box")
-	})
-
-	It("cp copies a binary file in and out byte for byte, and refuses one past the bound with the message", func() {
-		ns := newNamespace("plugin-cp")
-		session(ns, "box", busybox)
-		dir := GinkgoT().TempDir()
-		data := make([]byte, 48<<10) // the bound in, exactly
-		_, err := rand.Read(data)
-		Expect(err).NotTo(HaveOccurred())
-		for i := range 256 {
-			data[i] = byte(i) // every byte value, NUL and invalid UTF-8 included
-		}
-		local := filepath.Join(dir, "in.bin")
-		Expect(os.WriteFile(local, data, 0o600)).To(Succeed())
-
-		out := dockside("cp", "", "-n", ns, local, "box:/workspace/")
-		Expect(out.code).To(Equal(0), out.stderr)
-		Expect(inPrimary(ns, "box", "md5sum < /workspace/in.bin")).To(ContainSubstring(fmt.Sprintf("%x", md5.Sum(data))))
-		back := filepath.Join(dir, "back.bin")
-		out = dockside("cp", "", "-n", ns, "box:/workspace/in.bin", back)
-		Expect(out.code).To(Equal(0), out.stderr)
-		Expect(os.ReadFile(back)).To(Equal(data))
-
-		out = dockside("cp", "hello\n", "-n", ns, "-", "box:/workspace/note.txt")
-		Expect(out.code).To(Equal(0), out.stderr)
-		out = dockside("cp", "", "-n", ns, "box:/workspace/note.txt", "-")
-		Expect(out.code).To(Equal(0), out.stderr)
-		Expect(out.stdout).To(Equal("hello\n"))
-
-		big := filepath.Join(dir, "big.bin")
-		Expect(os.WriteFile(big, make([]byte, 48<<10+1), 0o600)).To(Succeed())
-		out = dockside("cp", "", "-n", ns, big, "box:/workspace/big.bin")
-		Expect(out.code).To(Equal(3))
-		Expect(out.stderr).To(ContainSubstring("is larger than 49152 bytes, the most cp copies in"))
-		inPrimary(ns, "box", "head -c 131073 /dev/zero > /workspace/huge.bin")
-		out = dockside("cp", "", "-n", ns, "box:/workspace/huge.bin", filepath.Join(dir, "huge.bin"))
-		Expect(out.code).To(Equal(3))
-		Expect(out.stderr).To(ContainSubstring("box:/workspace/huge.bin is 131073 bytes, more than the 131072 bytes cp copies out"))
-		Expect(inPrimary(ns, "box", "ls /workspace")).NotTo(ContainSubstring("big.bin"))
-		_, err = os.Stat(filepath.Join(dir, "huge.bin"))
-		Expect(os.IsNotExist(err)).To(BeTrue(), "nothing is written past the bound")
-
-		out = dockside("cp", "", "-n", ns, "box:/workspace/absent", filepath.Join(dir, "absent"))
-		Expect(out.code).To(Equal(1))
-		Expect(out.stderr).To(ContainSubstring("/workspace/absent: not a regular file"))
-		Expect(kubectl("get", "-n", ns, "executions", "-o", "name")).To(BeEmpty(), "cp deletes the Executions it made")
-		Expect(field(ns, "sandbox/box", `{.status.conditions[?(@.type=="Ready")].status}`)).To(Equal("True"))
 		deleteAndExpectGone(ns, "box")
 	})
 })

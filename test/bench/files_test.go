@@ -1,0 +1,201 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// filesMiB is the size of the file the files benchmark copies in and out.
+const filesMiB = 100
+
+// BenchmarkFiles uploads and downloads a 100 MiB random file through the files subresource (the API server,
+// the aggregated data plane, the agent, Docker's archive API) against `docker cp` of the same file into and
+// out of the same Sandbox's primary in the same run, in MB/s; both copies must come back byte for byte.
+func BenchmarkFiles(b *testing.B) {
+	e := dockerEnv(b)
+	ctx := context.Background()
+	ns, err := e.namespace(ctx, "files")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cleanUp(b, e, ns)
+	sbx := session(ns, "box")
+	sbx.Spec.Workspace.Size = resource.MustParse("320Mi") // both copies of the file, and room
+	if _, err := e.applyAndWait(ctx, sbx); err != nil {
+		b.Fatal(err)
+	}
+	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+		b.Fatal(err)
+	}
+	local, want, err := randomFile(filepath.Join(runDir, "files-in.bin"), filesMiB*mib)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := group{
+		Key:      "files",
+		Title:    fmt.Sprintf("Copy of a %d MiB file into and out of a Sandbox through the files subresource", filesMiB),
+		Baseline: "docker cp of the same file into and out of the Sandbox's primary container",
+	}
+	defer func() { record(b, g) }()
+
+	byHandIn, err := timed(func() error {
+		_, err := docker("cp", local, sbx.Status.ContainerID+":/workspace/docker.bin")
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	byHandOut, err := timed(func() error {
+		_, err := docker("cp", sbx.Status.ContainerID+":/workspace/docker.bin", filepath.Join(runDir, "docker-out.bin"))
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	f, err := newFilesURL(e.cfg, ns, sbx.Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, err := timed(func() error { return f.upload(ctx, local, "/workspace/files.bin") })
+	if errors.Is(err, errNotImplemented) {
+		g.Figures = append(g.Figures, notMeasured("upload and download", "MB/s", "the API server does not serve the files subresource"))
+		return
+	} else if err != nil {
+		b.Fatal(err)
+	}
+	back := filepath.Join(runDir, "files-out.bin")
+	out, err := timed(func() error { return f.download(ctx, "/workspace/files.bin", back) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range []string{back, filepath.Join(runDir, "docker-out.bin")} {
+		if got, err := sha256File(p); err != nil || got != want {
+			b.Fatalf("%s differs from what was copied in: %s, want %s (%v)", p, got, want, err)
+		}
+	}
+	g.Figures = append(g.Figures,
+		figure{Name: "upload", Unit: "MB/s", Dockside: mbps(filesMiB*mib, in), Baseline: mbps(filesMiB*mib, byHandIn)},
+		figure{Name: "download", Unit: "MB/s", Dockside: mbps(filesMiB*mib, out), Baseline: mbps(filesMiB*mib, byHandOut)},
+	)
+}
+
+func mbps(bytes int64, d time.Duration) *float64 { return num(float64(bytes) / 1e6 / d.Seconds()) }
+
+// filesURL is the files subresource of one Sandbox, reached with the benchmark's credentials.
+type filesURL struct {
+	http *http.Client
+	base *url.URL
+}
+
+func newFilesURL(cfg *rest.Config, ns, name string) (*filesURL, error) {
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &filesURL{http: hc, base: base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", name, "files")}, nil
+}
+
+func (f *filesURL) do(ctx context.Context, method, p string, body io.Reader, size int64) (*http.Response, error) {
+	u := *f.base
+	u.RawQuery = url.Values{"path": {p}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	req.ContentLength = size
+	resp, err := f.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if resp.StatusCode == http.StatusNotFound && !strings.Contains(string(msg), `"Status"`) || resp.StatusCode == http.StatusServiceUnavailable {
+		return nil, errNotImplemented
+	}
+	return nil, fmt.Errorf("%s %s: %s: %s", method, p, resp.Status, msg)
+}
+
+func (f *filesURL) upload(ctx context.Context, local, p string) error {
+	file, err := os.Open(local)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	resp, err := f.do(ctx, http.MethodPut, p, file, st.Size())
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+func (f *filesURL) download(ctx context.Context, p, local string) error {
+	resp, err := f.do(ctx, http.MethodGet, p, nil, 0)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	file, err := os.Create(local)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(file, resp.Body); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
+}
+
+// randomFile writes size random bytes to path and returns the path and their sha256.
+func randomFile(path string, size int64) (string, string, error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return "", "", err
+	}
+	h := sha256.New()
+	if _, err := io.CopyN(io.MultiWriter(file, h), rand.Reader, size); err != nil {
+		file.Close()
+		return "", "", err
+	}
+	return path, hex.EncodeToString(h.Sum(nil)), file.Close()
+}
+
+func sha256File(path string) (string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer file.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, file); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
