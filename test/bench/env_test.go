@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,11 +51,39 @@ type agentCommand func(node, kubeconfig, metricsAddr string, capacity int) *exec
 
 // startEnv starts a control plane keeping its state in dir and an agent for node with room for capacity.
 func startEnv(ctx context.Context, dir, node string, capacity int, agentCmd agentCommand) (*env, error) {
-	e, err := startControlPlane(dir, node)
+	e, err := startControlPlane(dir, node, nil)
 	if err != nil {
 		return nil, err
 	}
 	if e.agent, err = e.startAgent(ctx, dir, node, capacity, agentCmd); err != nil {
+		return nil, errors.Join(err, e.stop())
+	}
+	return e, nil
+}
+
+// startServingEnv is startEnv with the real agent, which also serves the data plane (exec and files through
+// the API server's aggregated group), set up as make run sets it up.
+func startServingEnv(ctx context.Context, dir, node string, capacity int) (*env, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, err
+	}
+	dp := &controlplane.Dataplane{Port: int32(n), CertDir: filepath.Join(dir, "pki")}
+	e, err := startControlPlane(dir, node, dp)
+	if err != nil {
+		return nil, err
+	}
+	serving := func(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd {
+		cmd := realAgent(node, kubeconfig, metricsAddr, capacity)
+		cmd.Args = append(cmd.Args, "--dataplane-bind-address="+addr, "--dataplane-cert-dir="+dp.AgentCertDir())
+		return cmd
+	}
+	if e.agent, err = e.startAgent(ctx, dir, node, capacity, serving); err != nil {
 		return nil, errors.Join(err, e.stop())
 	}
 	return e, nil
@@ -74,12 +104,14 @@ func (e *env) startAgent(ctx context.Context, dir, node string, capacity int, ag
 }
 
 // startControlPlane starts a control plane keeping its state in dir, a client and the Sandbox watch, without an
-// agent; node names the env (the baselines' label derives from it).
-func startControlPlane(dir, node string) (_ *env, err error) {
+// agent; node names the env (the baselines' label derives from it). With dataplane, kube-apiserver is also the
+// front proxy of the agents' aggregated API (internal/controlplane).
+func startControlPlane(dir, node string, dataplane *controlplane.Dataplane) (_ *env, err error) {
 	cp, err := controlplane.Start(controlplane.Options{
 		CRDDir:         filepath.Join("..", "..", "config", "crd", "bases"),
 		DataDir:        filepath.Join(dir, "etcd"),
 		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
+		Dataplane:      dataplane,
 	})
 	if err != nil {
 		return nil, err

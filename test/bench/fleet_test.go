@@ -54,7 +54,7 @@ func BenchmarkFleet(b *testing.B) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	e, err := startControlPlane(dir, runNode+"-fleet")
+	e, err := startControlPlane(dir, runNode+"-fleet", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func dockerEnv(b *testing.B) *env {
 		if shared.err = os.MkdirAll(dir, 0o700); shared.err != nil {
 			return
 		}
-		if shared.env, shared.err = startEnv(context.Background(), dir, runNode, 64, realAgent); shared.err == nil {
+		if shared.env, shared.err = startServingEnv(context.Background(), dir, runNode, 64); shared.err == nil {
 			shared.err = shared.env.warmUp()
 		}
 	})
