@@ -21,7 +21,7 @@ const AssetsEnv = "KUBEBUILDER_ASSETS"
 // Options say where the control plane finds its binaries and CRDs and where it keeps its state.
 type Options struct {
 	AssetsDir      string // folder with kube-apiserver, etcd and kubectl; defaults to $KUBEBUILDER_ASSETS
-	CRDDir         string // folder of CRD manifests to install
+	CRDDir         string // folder of CRD manifests to install; empty installs none
 	DataDir        string // etcd's data folder, kept across restarts; empty means a temporary one
 	KubeconfigPath string // where to write an admin kubeconfig; empty means none is written
 	// Dataplane, when set, starts kube-apiserver as the front proxy of the agents' aggregated API and
@@ -43,10 +43,9 @@ func Start(opts Options) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     []string{opts.CRDDir},
-		ErrorIfCRDPathMissing: true,
+	env := &envtest.Environment{BinaryAssetsDirectory: assets, ErrorIfCRDPathMissing: true}
+	if opts.CRDDir != "" {
+		env.CRDDirectoryPaths = []string{opts.CRDDir}
 	}
 	if opts.DataDir != "" {
 		if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {

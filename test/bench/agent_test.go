@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -182,16 +181,6 @@ func (a *agentProcess) logTail() string {
 		data = data[len(data)-keep:]
 	}
 	return "---- agent log (" + a.log + ") ----\n" + string(data)
-}
-
-// freeAddr is a loopback address with a port nothing listens on right now.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // binDir is where `make build` put the agent binary.

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 )
 
 // coldStarts is how many Sandboxes each cold-start series starts, one at a time and then all at once.
@@ -134,7 +136,7 @@ func cleanUp(b *testing.B, e *env, ns string) {
 	if err := e.deleteAll(context.Background(), ns, 5*time.Minute); err != nil {
 		b.Error(err)
 	}
-	if err := removeLabelled(plainNode(e.node)); err != nil {
+	if err := dockercli.RemoveLabelled(plainNode(e.node)); err != nil {
 		b.Error(err)
 	}
 }

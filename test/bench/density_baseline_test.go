@@ -13,7 +13,7 @@ import (
 // its workspace (a tmpfs volume), the holder keeping it and the primary; one with services gets a bridge of
 // its own, internal like the agent's, and its services started and ready before the primary, as the
 // agent orders them; an Isolated one without services joins one shared internal bridge with traffic between containers
-// off. Everything carries the baselines' labels, so the agent never sees it and removeLabelled finds it.
+// off. Everything carries the baselines' labels, so the agent never sees it and dockercli.RemoveLabelled finds it.
 func densityByHand(node string, sandboxes []*dsv1alpha1.Sandbox) (time.Duration, error) {
 	start := time.Now()
 	shared := plainNode(node) + "-iso"

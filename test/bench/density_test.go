@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 )
 
 // The density benchmark's population, that of the end-to-end density spec at full size: session Sandboxes
@@ -110,7 +111,7 @@ func BenchmarkDensity(b *testing.B) {
 	// The baseline after the Dockside round, so that the memory figures above see none of it: the same
 	// containers by hand, then removed by label (containers, then networks and volumes), timed as well.
 	defer func() {
-		if err := removeLabelled(plainNode(e.node)); err != nil {
+		if err := dockercli.RemoveLabelled(plainNode(e.node)); err != nil {
 			b.Error(err)
 		}
 	}()
@@ -118,7 +119,7 @@ func BenchmarkDensity(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	removed, err := timed(func() error { return removeLabelled(plainNode(e.node)) })
+	removed, err := timed(func() error { return dockercli.RemoveLabelled(plainNode(e.node)) })
 	if err != nil {
 		b.Fatal(err)
 	}

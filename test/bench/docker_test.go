@@ -7,7 +7,7 @@ import (
 	"time"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/test/dockercli"
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 )
 
 // The baselines do by hand, with the Docker CLI, what a person would do without Dockside: the same image
@@ -80,31 +80,6 @@ func waitRunning(id string) error {
 		}
 	}
 	return fmt.Errorf("container %s not running after a minute", id)
-}
-
-// removeLabelled force-removes every container, network and volume labelled with node.
-func removeLabelled(node string) error {
-	filter := []string{"--filter", "label=" + dsv1alpha1.LabelManaged + "=true", "--filter", "label=" + dsv1alpha1.LabelNode + "=" + node}
-	for _, kind := range []string{"container", "network", "volume"} {
-		list := append([]string{kind, "ls", "-q"}, filter...)
-		if kind == "container" {
-			list = append([]string{"container", "ls", "-aq"}, filter...)
-		}
-		out, err := docker(list...)
-		if err != nil {
-			return err
-		}
-		if ids := strings.Fields(out); len(ids) > 0 {
-			rm := []string{kind, "rm"}
-			if kind == "container" {
-				rm = append(rm, "-f", "-v")
-			}
-			if _, err := docker(append(rm, ids...)...); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // containerMemory is what `docker stats` reports each container using (bytes, cache excluded).

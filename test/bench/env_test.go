@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +19,8 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/test/internal/loopback"
+	"github.com/dockside-dev/dockside/test/internal/namespaces"
 )
 
 // env is a control plane of its own with one agent (a child process) and a client that times Sandboxes.
@@ -92,7 +93,7 @@ func startServingEnv(ctx context.Context, dir, node string, capacity int) (*env,
 // startAgent starts an agent for node on the env's control plane, logging to dir/agent-<node>.log (dir/agent.log
 // for the env's own node).
 func (e *env) startAgent(ctx context.Context, dir, node string, capacity int, agentCmd agentCommand) (*agentProcess, error) {
-	addr, err := freeAddr()
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -149,12 +150,12 @@ func (e *env) stop() error {
 
 // namespace creates a namespace of its own for one benchmark.
 func (e *env) namespace(ctx context.Context, prefix string) (string, error) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := e.k8s.Create(ctx, ns); err != nil {
+	ns, err := namespaces.Create(ctx, e.k8s, prefix)
+	if err != nil {
 		return "", err
 	}
-	e.namespaces = append(e.namespaces, ns.Name)
-	return ns.Name, nil
+	e.namespaces = append(e.namespaces, ns)
+	return ns, nil
 }
 
 // session is a session Sandbox (no command: it stays up until deleted) of the busybox image, with the

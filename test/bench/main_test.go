@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/dockside-dev/dockside/internal/benchreport"
-	"github.com/dockside-dev/dockside/test/dockercli"
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -142,7 +142,7 @@ func (e *env) warmUp() error {
 	if _, err := dockerRun(runArgs(e.node, "none", busybox)); err != nil {
 		return err
 	}
-	return errors.Join(e.deleteAll(ctx, ns, 3*time.Minute), removeLabelled(plainNode(e.node)))
+	return errors.Join(e.deleteAll(ctx, ns, 3*time.Minute), dockercli.RemoveLabelled(plainNode(e.node)))
 }
 
 // stopClean deletes whatever the benchmarks left in the API server (the agent cleans Docker up behind it),
@@ -162,7 +162,7 @@ func checkNothingLeft(node string) error {
 	if err != nil || len(left) == 0 {
 		return err
 	}
-	return errors.Join(fmt.Errorf("labelled Docker objects left behind by node %s: %v", node, left), removeLabelled(node))
+	return errors.Join(fmt.Errorf("labelled Docker objects left behind by node %s: %v", node, left), dockercli.RemoveLabelled(node))
 }
 
 // resultsPath is $BENCH_RESULTS (make bench: docs/bench-results.json), else bench-results.json at the

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 )
 
 // serviceStarts is how many Sandboxes with one service are started, one at a time.
@@ -54,7 +55,7 @@ func BenchmarkServiceStart(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := removeLabelled(plainNode(e.node)); err != nil {
+		if err := dockercli.RemoveLabelled(plainNode(e.node)); err != nil {
 			b.Fatal(err)
 		}
 		if err := e.waitSandboxesGone(ctx, ns, 2*time.Minute); err != nil {

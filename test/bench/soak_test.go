@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/test/dockercli"
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 )
 
 // The soak: create → Ready → delete → gone cycles, several at once, while the agent is SIGKILLed at random

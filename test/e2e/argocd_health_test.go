@@ -21,7 +21,7 @@ const argoNamespace = "argocd"
 // ConfigMap's data as the API server holds it: the scripts Argo CD would read.
 func installArgoHealthChecks() map[string]string {
 	GinkgoHelper()
-	_, err := kubectlIn("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+argoNamespace+"\n", "apply", "-f", "-")
+	_, err := admin().RunWithInput("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+argoNamespace+"\n", "apply", "-f", "-")
 	Expect(err).NotTo(HaveOccurred())
 	_, err = kubectl("apply", "--server-side", "--field-manager=dockside", "-k", filepath.Join("..", "..", "config", "argocd"))
 	Expect(err).NotTo(HaveOccurred())

@@ -90,7 +90,7 @@ func startRegistryNode(daemon, topologyPool, repo string) (fleetNode, *agentProc
 // HTTP API on 127.0.0.1.
 func registryGet(reg *memregistry.Server, path string) *http.Response {
 	GinkgoHelper()
-	resp, err := http.Get("http://" + reg.Addr + "/v2/" + memregistry.Repository + "/" + path)
+	resp, err := http.Get(reg.URL(path))
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(resp.Body.Close)
 	return resp

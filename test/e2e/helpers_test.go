@@ -25,7 +25,7 @@ func newNamespace(prefix string) string {
 // apply sends a manifest through `kubectl apply`, as a user would.
 func apply(ns, manifest string) {
 	GinkgoHelper()
-	_, err := kubectlIn(manifest, "apply", "-n", ns, "-f", "-")
+	_, err := admin().RunWithInput(manifest, "apply", "-n", ns, "-f", "-")
 	Expect(err).NotTo(HaveOccurred())
 }
 

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
@@ -12,20 +11,11 @@ import (
 	. "github.com/onsi/gomega"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/test/internal/loopback"
 )
 
 // Nothing in these specs may make the daemon reach a registry off this machine: the only pull goes to a
 // loopback port where nothing listens, and the other images are local builds or use policy Never.
-
-// closedLoopbackPort is a port on 127.0.0.1 where nothing listens (it was free a moment ago).
-func closedLoopbackPort() string {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
-	return addr
-}
 
 // eventReasons lists the reasons of the Events about one object.
 func eventReasons(ns, name string) []string {
@@ -105,7 +95,9 @@ spec:
 
 	It("fails a pull from a registry where nothing listens at the deadline, in its own words", func() {
 		ns := newNamespace("unreachable")
-		image := closedLoopbackPort() + "/nothing/here:1"
+		closed, err := loopback.FreeAddr()
+		Expect(err).NotTo(HaveOccurred())
+		image := closed + "/nothing/here:1"
 		apply(ns, fmt.Sprintf(`
 apiVersion: dockside.dev/v1alpha1
 kind: Sandbox

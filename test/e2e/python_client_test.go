@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/test/internal/kubectlcli"
 )
 
 // pythonClientDir holds the Python client (clients/python/README.md).
@@ -64,15 +65,15 @@ var _ = Describe("The Python client on real Docker", func() {
 		admin, err := os.ReadFile(cp.Kubeconfig)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(kubeconfig, admin, 0o600)).To(Succeed())
-		out, err := exec.Command(cp.KubectlPath, "--kubeconfig="+kubeconfig, "config", "set-context", "--current", "--namespace="+ns).CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		_, err = kubectlcli.Kubectl{Path: cp.KubectlPath, Kubeconfig: kubeconfig}.Run("config", "set-context", "--current", "--namespace="+ns)
+		Expect(err).NotTo(HaveOccurred())
 
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, python(), "-m", "unittest", "-v", "e2e.test_client_e2e")
 		cmd.Dir = pythonClientDir
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
-		out, err = cmd.CombinedOutput()
+		out, err := cmd.CombinedOutput()
 		AddReportEntry("python -m unittest e2e.test_client_e2e", string(out))
 		Expect(err).NotTo(HaveOccurred(), "%s", out)
 

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/test/dockercli"
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 )
 
 // samplesTimeout bounds the wait for every sample to be Current: generous, for a loaded 2-core machine.

@@ -16,7 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/dockside-dev/dockside/internal/controlplane"
-	"github.com/dockside-dev/dockside/test/dockercli"
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 )
 
 var (

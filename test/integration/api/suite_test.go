@@ -7,30 +7,27 @@ package api_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/test/internal/envtestenv"
+	"github.com/dockside-dev/dockside/test/internal/namespaces"
 )
 
 var (
-	testEnv *envtest.Environment
+	cp      *controlplane.ControlPlane
 	cfg     *rest.Config
 	k8s     client.Client
 	watcher client.WithWatch
-	scheme  = runtime.NewScheme()
 )
 
 func TestAPI(t *testing.T) {
@@ -39,16 +36,11 @@ func TestAPI(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
-
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	var err error
-	cfg, err = testEnv.Start()
+	scheme, err := envtestenv.NewScheme()
 	Expect(err).NotTo(HaveOccurred())
+	cp, err = envtestenv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	cfg = cp.Config
 	// Strict field validation, as kubectl does by default: unknown fields are refused rather than dropped.
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
@@ -58,23 +50,18 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
-	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
+	if cp != nil {
+		Expect(cp.Stop()).To(Succeed())
 	}
 })
 
 // newNamespace creates a namespace of its own for one spec and removes what the spec left in it afterwards.
-// envtest runs no namespace controller, so the objects are deleted explicitly.
 func newNamespace(ctx context.Context) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "api-"}}
-	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) {
-		for _, obj := range []client.Object{&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxService{}, &dsv1alpha1.Checkpoint{}} {
-			Expect(k8s.DeleteAllOf(ctx, obj, client.InNamespace(ns.Name))).To(Succeed())
-		}
-		Expect(k8s.Delete(ctx, ns)).To(Succeed())
-	})
-	return ns.Name
+	GinkgoHelper()
+	ns, err := namespaces.Create(ctx, k8s, "api")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(namespaces.Delete, k8s, ns)
+	return ns
 }
 
 // fromYAML turns one manifest into an object placed in namespace ns.

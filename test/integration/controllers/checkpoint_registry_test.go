@@ -3,13 +3,8 @@
 package controllers_test
 
 import (
-	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,39 +12,40 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/agent"
+	"github.com/dockside-dev/dockside/test/internal/memregistry"
 )
 
-// startRegistry serves an in-memory OCI registry on 127.0.0.1 for the spec and names a repository in it.
-func startRegistry() string {
-	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
-	DeferCleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://") + "/dockside/checkpoints"
+// startRegistry serves an in-memory OCI registry on 127.0.0.1 until the spec ends.
+func startRegistry() *memregistry.Server {
+	GinkgoHelper()
+	reg, err := memregistry.Start()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(reg.Close)
+	return reg
 }
 
-// registryHas tells whether the registry answers 200 to a HEAD of path under the repository's /v2/ root.
-func registryHas(repo, path string) func() bool {
-	return func() bool {
-		host, name, _ := strings.Cut(repo, "/")
-		resp, err := http.Head("http://" + host + "/v2/" + name + "/" + path)
-		Expect(err).NotTo(HaveOccurred())
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}
+// registryHas tells whether the registry answers 200 to a HEAD of path.
+func registryHas(reg *memregistry.Server, path string) bool {
+	GinkgoHelper()
+	resp, err := http.Head(reg.URL(path))
+	Expect(err).NotTo(HaveOccurred())
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 var _ = Describe("Checkpoints in a registry", func() {
 	files := map[string]string{"notes.txt": "hello", "src/": "", "src/main.go": "package main"}
 
 	It("restore on another node, also once the node that took them is gone, and their deletion deletes the artifact", func() {
-		repo := startRegistry()
-		withRegistry := func(o *agent.Options) { o.CheckpointRegistry, o.CheckpointRegistryPlainHTTP = repo, true }
+		reg := startRegistry()
+		withRegistry := func(o *agent.Options) { o.CheckpointRegistry, o.CheckpointRegistryPlainHTTP = reg.Repo(), true }
 		ns := newNamespace()
 		taker, other := newStoringAgent(withRegistry), newStoringAgent(withRegistry)
 		ckpt := capturedSession(ns, "snap", taker, files)
 		got := getCheckpoint(ckpt)
 		manifest, blob := "manifests/ckpt-"+string(got.UID), "blobs/"+got.Status.Digest
-		Expect(registryHas(repo, manifest)()).To(BeTrue())
-		Expect(registryHas(repo, blob)()).To(BeTrue())
+		Expect(registryHas(reg, manifest)).To(BeTrue())
+		Expect(registryHas(reg, blob)).To(BeTrue())
 
 		By("restoring into a Sandbox pinned to the other node, which pulls the archive and keeps no copy")
 		moved := restoring(ns, "moved", other.node, "snap")
@@ -72,7 +68,7 @@ var _ = Describe("Checkpoints in a registry", func() {
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKeyFromObject(got), &dsv1alpha1.Checkpoint{}))
 		}).Should(BeTrue())
-		Expect(registryHas(repo, manifest)()).To(BeFalse())
-		Expect(registryHas(repo, blob)()).To(BeFalse())
+		Expect(registryHas(reg, manifest)).To(BeFalse())
+		Expect(registryHas(reg, blob)).To(BeFalse())
 	})
 })

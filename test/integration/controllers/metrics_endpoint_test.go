@@ -5,7 +5,6 @@ package controllers_test
 import (
 	"crypto/tls"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,6 +30,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
+	"github.com/dockside-dev/dockside/test/internal/loopback"
 )
 
 // The agent as the DaemonSet runs it: metrics over HTTPS, each scrape's bearer token checked with the API server
@@ -58,7 +58,9 @@ var _ = Describe("The metrics endpoint", func() {
 		create(readers)
 		DeferCleanup(func() { Expect(k8s.Delete(ctx(), readers)).To(Succeed()) })
 
-		node, addr := newNode(), freeLoopbackAddr()
+		node := newNode()
+		addr, err := loopback.FreeAddr()
+		Expect(err).NotTo(HaveOccurred())
 		id := rest.ImpersonationConfig{UserName: "system:serviceaccount:" + agentNamespace + ":dockside-agent",
 			Extra: map[string][]string{"authentication.kubernetes.io/node-name": {node}}}
 		a := startAgentOn(as(id), node, newDocker(node), func(o *agent.Options) { o.MetricsBindAddress = addr })
@@ -101,15 +103,6 @@ func serviceAccountToken(ns, name string) string {
 	Expect(k8s.SubResource("token").Create(ctx(), sa, req)).To(Succeed())
 	Expect(req.Status.Token).NotTo(BeEmpty())
 	return req.Status.Token
-}
-
-// freeLoopbackAddr is a loopback address with a port nothing listens on right now.
-func freeLoopbackAddr() string {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // scrape GETs url over HTTPS with token as bearer ("" for none). The agent's certificate is self-signed, made at

@@ -9,28 +9,27 @@ package controllers_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
+	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/test/internal/envtestenv"
+	"github.com/dockside-dev/dockside/test/internal/namespaces"
 )
 
 const (
@@ -41,10 +40,10 @@ const (
 )
 
 var (
-	testEnv *envtest.Environment
+	cp      *controlplane.ControlPlane
 	cfg     *rest.Config
 	k8s     client.Client
-	scheme  = runtime.NewScheme()
+	scheme  *runtime.Scheme
 	nodeSeq atomic.Int64
 )
 
@@ -59,22 +58,19 @@ func TestControllers(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
 	var err error
-	cfg, err = testEnv.Start()
+	scheme, err = envtestenv.NewScheme()
 	Expect(err).NotTo(HaveOccurred())
+	cp, err = envtestenv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	cfg = cp.Config
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 })
 
 var _ = AfterSuite(func() {
-	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
+	if cp != nil {
+		Expect(cp.Stop()).To(Succeed())
 	}
 })
 
@@ -139,29 +135,13 @@ func newAgent(tweak ...func(*agent.Options)) *testAgent {
 }
 
 // newNamespace creates a namespace for one spec. Its cleanup runs after the spec's agents stopped (it is
-// registered first), so it strips finalizers: envtest has no namespace controller to do any of this.
+// registered first), which is why it takes finalizers off what it deletes.
 func newNamespace() string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctl-"}}
-	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) {
-		for _, list := range []client.ObjectList{&dsv1alpha1.SandboxList{}, &dsv1alpha1.SandboxServiceList{}, &dsv1alpha1.CheckpointList{}} {
-			Expect(k8s.List(ctx, list, client.InNamespace(ns.Name))).To(Succeed())
-			Expect(meta.EachListItem(list, func(o runtime.Object) error {
-				obj := o.(client.Object)
-				if len(obj.GetFinalizers()) == 0 {
-					return nil
-				}
-				patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-				obj.SetFinalizers(nil)
-				return client.IgnoreNotFound(k8s.Patch(ctx, obj, patch))
-			})).To(Succeed())
-		}
-		for _, obj := range []client.Object{&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxService{}, &dsv1alpha1.Checkpoint{}, &corev1.Secret{}} {
-			Expect(k8s.DeleteAllOf(ctx, obj, client.InNamespace(ns.Name))).To(Succeed())
-		}
-		Expect(k8s.Delete(ctx, ns)).To(Succeed())
-	})
-	return ns.Name
+	GinkgoHelper()
+	ns, err := namespaces.Create(ctx(), k8s, "ctl")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(namespaces.Delete, k8s, ns)
+	return ns
 }
 
 // sandbox is a session on busybox in ns, bound to node (unbound when node is empty).

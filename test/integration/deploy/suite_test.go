@@ -7,12 +7,7 @@
 package deploy_test
 
 import (
-	"bytes"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -21,18 +16,20 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/test/internal/kubectlcli"
 )
 
 // repoRoot is the repository, seen from this package's folder.
 var repoRoot = filepath.Join("..", "..", "..")
 
 var (
-	testEnv     *envtest.Environment
+	cp          *controlplane.ControlPlane
 	adminConfig *rest.Config // an admin of the cluster, the base of the identities that specs impersonate
 	k8s         client.Client
-	kubectlPath string
-	kubeconfig  string
+	// asAdmin is kubectl acting as a cluster admin, as the person deploying Dockside would.
+	asAdmin kubectlcli.Kubectl
 )
 
 func TestDeploy(t *testing.T) {
@@ -42,38 +39,22 @@ func TestDeploy(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	// No CRDs up front: installing them is part of what config/default does.
-	testEnv = &envtest.Environment{}
-	cfg, err := testEnv.Start()
+	var err error
+	cp, err = controlplane.Start(controlplane.Options{KubeconfigPath: filepath.Join(GinkgoT().TempDir(), "kubeconfig")})
 	Expect(err).NotTo(HaveOccurred())
-	adminConfig = cfg
+	adminConfig = cp.Config
 	scheme := runtime.NewScheme()
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	k8s, err = client.New(cp.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
-
-	// kubectl runs as a cluster admin, as the person deploying Dockside would.
-	admin, err := testEnv.AddUser(envtest.User{Name: "deployer", Groups: []string{"system:masters"}}, cfg)
-	Expect(err).NotTo(HaveOccurred())
-	config, err := admin.KubeConfig()
-	Expect(err).NotTo(HaveOccurred())
-	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-	Expect(os.WriteFile(kubeconfig, config, 0o600)).To(Succeed())
-	kubectlPath = testEnv.ControlPlane.KubectlPath
+	asAdmin = kubectlcli.Kubectl{Path: cp.KubectlPath, Kubeconfig: cp.Kubeconfig}
 })
 
 var _ = AfterSuite(func() {
-	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
+	if cp != nil {
+		Expect(cp.Stop()).To(Succeed())
 	}
 })
 
-// kubectl runs the kubectl built with the control plane, as the admin, and returns its standard output.
-func kubectl(args ...string) (string, error) {
-	cmd := exec.Command(kubectlPath, append([]string{"--kubeconfig=" + kubeconfig}, args...)...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, errOut.String())
-	}
-	return out.String(), nil
-}
+// kubectl runs kubectl as the admin and returns its standard output.
+func kubectl(args ...string) (string, error) { return asAdmin.Run(args...) }

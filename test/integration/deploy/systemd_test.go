@@ -27,7 +27,7 @@ func systemdSpecs() {
 
 	BeforeAll(func() {
 		script := exec.Command(filepath.Join(repoRoot, "config", "systemd", "agent-kubeconfig.sh"), systemdHost, "1h")
-		script.Env = append(os.Environ(), "KUBECTL="+kubectlPath, "KUBECONFIG="+kubeconfig)
+		script.Env = append(os.Environ(), "KUBECTL="+asAdmin.Path, "KUBECONFIG="+asAdmin.Kubeconfig)
 		var stderr []byte
 		out, err := script.Output()
 		if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) {

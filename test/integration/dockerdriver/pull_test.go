@@ -5,23 +5,21 @@ package dockerdriver_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/test/internal/loopback"
 )
 
 // closedRegistry is a registry address on loopback where nothing listens, so that a pull fails at once
 // without the daemon ever reaching off this machine.
 func closedRegistry() string {
 	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopback.FreeAddr()
 	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
 	return addr
 }
 

@@ -9,20 +9,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/network"
-	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 )
 
 const testImage = "dockside.dev/busybox:local"
@@ -57,50 +53,12 @@ var _ = BeforeSuite(func() {
 // Leftovers are removed anyway so a failed run does not litter the daemon, but they fail the suite.
 var _ = AfterSuite(func() {
 	defer stop()
-	left := leftovers()
-	removeEverything()
+	left, err := dockercli.Leftovers(node)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(dockercli.RemoveLabelled(node)).To(Succeed())
 	Expect(left).To(BeEmpty(), "resources labelled %s=%s were left behind", dsv1alpha1.LabelNode, node)
-	Expect(leftovers()).To(BeEmpty())
+	Expect(dockercli.Leftovers(node)).To(BeEmpty())
 })
-
-func nodeFilter() filters.Args {
-	return filters.NewArgs(filters.Arg("label", dsv1alpha1.LabelNode+"="+node))
-}
-
-func leftovers() []string {
-	var left []string
-	cs, err := docker.ContainerList(suite, container.ListOptions{All: true, Filters: nodeFilter()})
-	Expect(err).NotTo(HaveOccurred())
-	for _, c := range cs {
-		left = append(left, "container "+strings.Join(c.Names, ","))
-	}
-	ns, err := docker.NetworkList(suite, network.ListOptions{Filters: nodeFilter()})
-	Expect(err).NotTo(HaveOccurred())
-	for _, n := range ns {
-		left = append(left, "network "+n.Name)
-	}
-	vs, err := docker.VolumeList(suite, volume.ListOptions{Filters: nodeFilter()})
-	Expect(err).NotTo(HaveOccurred())
-	for _, v := range vs.Volumes {
-		left = append(left, "volume "+v.Name)
-	}
-	return left
-}
-
-func removeEverything() {
-	cs, _ := docker.ContainerList(suite, container.ListOptions{All: true, Filters: nodeFilter()})
-	for _, c := range cs {
-		_ = docker.ContainerRemove(suite, c.ID, container.RemoveOptions{Force: true})
-	}
-	ns, _ := docker.NetworkList(suite, network.ListOptions{Filters: nodeFilter()})
-	for _, n := range ns {
-		_ = docker.NetworkRemove(suite, n.ID)
-	}
-	vs, _ := docker.VolumeList(suite, volume.ListOptions{Filters: nodeFilter()})
-	for _, v := range vs.Volumes {
-		_ = docker.VolumeRemove(suite, v.Name, true)
-	}
-}
 
 // newOwner makes a fresh owner for one test and registers the removal, through the driver and by label,
 // of everything that owner gets: containers, then networks, then volumes, the agent's own cleanup order

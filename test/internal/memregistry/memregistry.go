@@ -37,6 +37,11 @@ func Start() (*Server, error) {
 // Repo is the value of the agents' --checkpoint-registry: host:port/Repository.
 func (s *Server) Repo() string { return s.Addr + "/" + Repository }
 
+// URL is where the registry's HTTP API serves path of Repository: manifests/<reference> or blobs/<digest>.
+func (s *Server) URL(path string) string {
+	return "http://" + s.Addr + "/v2/" + Repository + "/" + path
+}
+
 // Close stops serving and drops everything the registry held.
 func (s *Server) Close() error {
 	if err := s.srv.Close(); err != nil {

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/test/dockercli"
+	"github.com/dockside-dev/dockside/test/internal/dockercli"
 )
 
 // Daemon is a Docker daemon the test started and owns. Everything lives under Dir, short enough for the unix

@@ -1,0 +1,56 @@
+// Package envtestenv starts the control plane the envtest suites run against: etcd and kube-apiserver from
+// $KUBEBUILDER_ASSETS, started by internal/controlplane as `make run` and the end-to-end tests start them,
+// with Dockside's CRDs installed; and the scheme of the clients the suites and the benchmarks talk to it with.
+package envtestenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/controlplane"
+)
+
+// NewScheme knows Kubernetes' own types and Dockside's.
+func NewScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, dsv1alpha1.AddToScheme(scheme)
+}
+
+// Start starts etcd and kube-apiserver with Dockside's CRDs (config/crd/bases) installed.
+func Start() (*controlplane.ControlPlane, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	return controlplane.Start(controlplane.Options{CRDDir: filepath.Join(root, "config", "crd", "bases")})
+}
+
+// repoRoot is the folder of go.mod at or above the working directory, which `go test` sets to the folder of
+// the package under test.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod at or above the working directory")
+		}
+		dir = parent
+	}
+}
