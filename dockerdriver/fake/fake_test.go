@@ -1,11 +1,8 @@
 package fake_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"testing"
 	"time"
 
@@ -14,6 +11,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/testutil/tarball"
 )
 
 const image = "dockside.dev/busybox:local"
@@ -271,20 +269,20 @@ func TestTmpfsWorkspaceNeedsARunningHolder(t *testing.T) {
 	// Without a running holder, a copy into a created container is lost, as on real Docker.
 	_, err = f.EnsureContainer(ctx, primary)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(f.CopyTo(ctx, primary.Name, "/workspace", tarOf(g, "a.txt", "lost"))).To(Succeed())
+	g.Expect(f.CopyTo(ctx, primary.Name, "/workspace", tarball.Of(t, map[string]string{"a.txt": "lost"}))).To(Succeed())
 	_, err = f.CopyFrom(ctx, primary.Name, "/workspace/a.txt")
 	g.Expect(dd.IsNotFound(err)).To(BeTrue())
 
 	// With the holder running it stays, and is seen through every container that mounts the volume.
 	started(g, f, holder)
-	g.Expect(f.CopyTo(ctx, primary.Name, "/workspace", tarOf(g, "a.txt", "kept"))).To(Succeed())
+	g.Expect(f.CopyTo(ctx, primary.Name, "/workspace", tarball.Of(t, map[string]string{"a.txt": "kept"}))).To(Succeed())
 	g.Expect(f.StartContainer(ctx, primary.Name)).To(Succeed())
 	rc, err := f.CopyFrom(ctx, holder.Name, "/workspace/.")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(untar(g, rc)).To(Equal(map[string]string{"./": "", "./a.txt": "kept"}))
+	g.Expect(tarball.Files(t, rc)).To(Equal(map[string]string{"./": "", "./a.txt": "kept"}))
 	rc, err = f.CopyFrom(ctx, primary.Name, "/workspace")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(untar(g, rc)).To(HaveKeyWithValue("workspace/a.txt", "kept"))
+	g.Expect(tarball.Files(t, rc)).To(HaveKeyWithValue("workspace/a.txt", "kept"))
 
 	g.Expect(dd.IsConflict(f.RemoveVolume(ctx, ws.Name))).To(BeTrue(), "a volume in use cannot be removed")
 	g.Expect(f.RemoveContainer(ctx, holder.Name)).To(Succeed())
@@ -328,30 +326,4 @@ func TestNetworksAndListing(t *testing.T) {
 	g.Expect(f.RemoveContainer(ctx, s.Name)).To(Succeed())
 	g.Expect(f.RemoveNetwork(ctx, n.Name)).To(Succeed())
 	g.Expect(f.RemoveNetwork(ctx, n.Name)).To(Succeed(), "removing a missing network is fine")
-}
-
-func tarOf(g Gomega, name, content string) io.Reader {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	g.Expect(tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content))})).To(Succeed())
-	_, err := tw.Write([]byte(content))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(tw.Close()).To(Succeed())
-	return &buf
-}
-
-func untar(g Gomega, rc io.ReadCloser) map[string]string {
-	defer rc.Close()
-	out := map[string]string{}
-	tr := tar.NewReader(rc)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		g.Expect(err).NotTo(HaveOccurred())
-		data, err := io.ReadAll(tr)
-		g.Expect(err).NotTo(HaveOccurred())
-		out[hdr.Name] = string(data)
-	}
 }

@@ -9,6 +9,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/testutil/tarball"
 )
 
 func TestWritableRootOnlyWhereTheStorageCapsIt(t *testing.T) {
@@ -38,8 +39,8 @@ func TestReadOnlyRootTakesCopiesOnlyIntoMounts(t *testing.T) {
 	s.Mounts = []dd.VolumeMount{{Volume: ws.Name, Target: "/workspace"}}
 	started(g, f, s)
 
-	g.Expect(f.CopyTo(ctx, s.Name, "/workspace", tarOf(g, "a.txt", "kept"))).To(Succeed())
-	err = f.CopyTo(ctx, s.Name, "/", tarOf(g, "a.txt", "refused"))
+	g.Expect(f.CopyTo(ctx, s.Name, "/workspace", tarball.Of(t, map[string]string{"a.txt": "kept"}))).To(Succeed())
+	err = f.CopyTo(ctx, s.Name, "/", tarball.Of(t, map[string]string{"a.txt": "refused"}))
 	g.Expect(dd.IsUncertain(err)).To(BeTrue(), "Docker refuses it with a server error: %v", err)
 	g.Expect(dd.PhaseOf(err)).To(Equal(dd.PhaseCopy))
 
@@ -50,5 +51,5 @@ func TestReadOnlyRootTakesCopiesOnlyIntoMounts(t *testing.T) {
 	w.AddImage(image, dd.ImageInfo{})
 	w.SetStorage(dd.StorageInfo{Driver: "btrfs", BackingFS: "btrfs"})
 	started(g, w, writable)
-	g.Expect(w.CopyTo(ctx, writable.Name, "/", tarOf(g, "a.txt", "kept"))).To(Succeed())
+	g.Expect(w.CopyTo(ctx, writable.Name, "/", tarball.Of(t, map[string]string{"a.txt": "kept"}))).To(Succeed())
 }

@@ -3,15 +3,12 @@
 package controllers_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -27,6 +24,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
+	"github.com/dockside-dev/dockside/internal/testutil/tarball"
 )
 
 // storingAgent is an agent with a checkpoint store of its own; store is the node's folder in it.
@@ -130,19 +128,7 @@ func objectEvents(obj client.Object, kind string) func() []string {
 // fillWorkspace writes files (a name ending in "/" is a folder) into the Sandbox's workspace through its holder.
 func fillWorkspace(d *fake.Driver, sbx *dsv1alpha1.Sandbox, files map[string]string) {
 	GinkgoHelper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, name := range sortedNames(files) {
-		hdr := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(files[name])), Typeflag: tar.TypeReg}
-		if strings.HasSuffix(name, "/") {
-			hdr.Mode, hdr.Size, hdr.Typeflag = 0o755, 0, tar.TypeDir
-		}
-		Expect(tw.WriteHeader(hdr)).To(Succeed())
-		_, err := tw.Write([]byte(files[name]))
-		Expect(err).NotTo(HaveOccurred())
-	}
-	Expect(tw.Close()).To(Succeed())
-	Expect(d.CopyTo(ctx(), holderOf(d, sbx), "/workspace", &buf)).To(Succeed())
+	Expect(d.CopyTo(ctx(), holderOf(d, sbx), "/workspace", tarball.Of(GinkgoT(), files))).To(Succeed())
 }
 
 // holderOf is the name of the Sandbox's workspace holder once it runs: a new session's comes on the pass
@@ -166,30 +152,12 @@ func workspaceFiles(d *fake.Driver, sbx *dsv1alpha1.Sandbox) map[string]string {
 func tarFiles(r io.Reader) map[string]string {
 	GinkgoHelper()
 	out := map[string]string{}
-	tr := tar.NewReader(r)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out
+	for name, content := range tarball.Files(GinkgoT(), r) {
+		if name = strings.TrimPrefix(name, "./"); name != "" {
+			out[name] = content
 		}
-		Expect(err).NotTo(HaveOccurred())
-		name := strings.TrimPrefix(hdr.Name, "./")
-		if name == "" {
-			continue
-		}
-		data, err := io.ReadAll(tr)
-		Expect(err).NotTo(HaveOccurred())
-		out[name] = string(data)
 	}
-}
-
-func sortedNames(files map[string]string) []string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return out
 }
 
 // runningSession creates a session on the agent's node and waits until it is Ready.

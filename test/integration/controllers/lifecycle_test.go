@@ -3,10 +3,6 @@
 package controllers_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"io"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -81,8 +77,7 @@ var _ = Describe("A poisoned topology", func() {
 	})
 
 	It("is rolled away by a spec change, keeping the workspace's files", func() {
-		holderName := holderOf(a.docker, sbx)
-		Expect(a.docker.CopyTo(ctx(), holderName, "/workspace", tarOf("notes.txt", "kept"))).To(Succeed())
+		fillWorkspace(a.docker, sbx, map[string]string{"notes.txt": "kept"})
 		Expect(a.docker.Exit(container(a.docker, sbx, dsv1alpha1.RoleService, "db").Name, 1)).To(Succeed())
 		Eventually(phase(sbx)).Should(Equal(dsv1alpha1.SandboxFailed))
 
@@ -90,7 +85,7 @@ var _ = Describe("A poisoned topology", func() {
 		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 		Expect(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)()).To(Equal("False/Healthy"))
 		Expect(get(sbx).Status.TopologyGeneration).To(BeEquivalentTo(2))
-		Expect(fileIn(a, container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Name, "/workspace/notes.txt")).To(Equal("kept"))
+		Expect(readFile(a.docker, container(a.docker, sbx, dsv1alpha1.RolePrimary, "").Name, "/workspace/notes.txt")).To(Equal("kept"))
 	})
 })
 
@@ -113,28 +108,3 @@ var _ = Describe("Readiness", func() {
 		Expect(get(sbx).Status.Services[0].State).To(Equal(dsv1alpha1.ServiceFailed))
 	})
 })
-
-// tarOf is a tar archive of one file.
-func tarOf(name, content string) io.Reader {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	Expect(tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg})).To(Succeed())
-	_, err := tw.Write([]byte(content))
-	Expect(err).NotTo(HaveOccurred())
-	Expect(tw.Close()).To(Succeed())
-	return &buf
-}
-
-// fileIn reads one file out of a container of the agent's fake daemon.
-func fileIn(a *testAgent, container, path string) string {
-	GinkgoHelper()
-	rc, err := a.docker.CopyFrom(ctx(), container, path)
-	Expect(err).NotTo(HaveOccurred())
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	_, err = tr.Next()
-	Expect(err).NotTo(HaveOccurred())
-	data, err := io.ReadAll(tr)
-	Expect(err).NotTo(HaveOccurred())
-	return string(data)
-}

@@ -3,9 +3,7 @@
 package controllers_test
 
 import (
-	"archive/tar"
 	"context"
-	"io"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -15,6 +13,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/testutil/tarball"
 )
 
 var _ = Describe("Secret files", func() {
@@ -74,10 +73,5 @@ func readFile(d *fake.Driver, container, path string) string {
 	rc, err := d.CopyFrom(context.Background(), container, path)
 	Expect(err).NotTo(HaveOccurred())
 	defer rc.Close()
-	tr := tar.NewReader(rc)
-	_, err = tr.Next()
-	Expect(err).NotTo(HaveOccurred())
-	b, err := io.ReadAll(tr)
-	Expect(err).NotTo(HaveOccurred())
-	return string(b)
+	return tarball.First(GinkgoT(), rc)
 }

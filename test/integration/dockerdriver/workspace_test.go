@@ -3,10 +3,6 @@
 package dockerdriver_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"errors"
-	"io"
 	"strings"
 	"time"
 
@@ -15,6 +11,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/testutil/tarball"
 )
 
 var _ = Describe("Workspace volumes", func() {
@@ -64,10 +61,11 @@ var _ = Describe("Workspace volumes", func() {
 
 		rc, err := driver.CopyFrom(ctx, primary.Name, "/workspace/.")
 		Expect(err).NotTo(HaveOccurred())
-		files := untar(rc)
+		defer rc.Close()
+		files := tarball.Files(GinkgoT(), rc)
 		Expect(files).To(HaveKeyWithValue("./src/a.txt", "kept\n"))
 
-		Expect(driver.CopyTo(ctx, primary.Name, "/workspace", tarOf(map[string]string{"restored.txt": "back\n"}))).To(Succeed())
+		Expect(driver.CopyTo(ctx, primary.Name, "/workspace", tarball.Of(GinkgoT(), map[string]string{"restored.txt": "back\n"}))).To(Succeed())
 		Expect(driver.UnpauseContainer(ctx, primary.Name)).To(Succeed())
 		Expect(driver.UnpauseContainer(ctx, primary.Name)).To(Succeed(), "unpausing a running container is not an error")
 
@@ -78,7 +76,7 @@ var _ = Describe("Workspace volumes", func() {
 	It("restores into a created primary before it starts, because the holder keeps the volume alive", func(ctx SpecContext) {
 		_, err := driver.EnsureContainer(ctx, primary)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(driver.CopyTo(ctx, primary.Name, "/workspace", tarOf(map[string]string{"early.txt": "before start\n"}))).To(Succeed())
+		Expect(driver.CopyTo(ctx, primary.Name, "/workspace", tarball.Of(GinkgoT(), map[string]string{"early.txt": "before start\n"}))).To(Succeed())
 		Expect(driver.StartContainer(ctx, primary.Name)).To(Succeed())
 		Expect(string(sh(ctx, primary.Name, "cat /workspace/early.txt", 10*time.Second).Stdout)).To(Equal("before start\n"))
 	})
@@ -92,33 +90,3 @@ var _ = Describe("Workspace volumes", func() {
 		Expect(driver.RemoveVolume(ctx, ws.Name)).To(Succeed(), "removing a missing volume is not an error")
 	})
 })
-
-func untar(rc io.ReadCloser) map[string]string {
-	GinkgoHelper()
-	defer rc.Close()
-	files := map[string]string{}
-	tr := tar.NewReader(rc)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return files
-		}
-		Expect(err).NotTo(HaveOccurred())
-		data, err := io.ReadAll(tr)
-		Expect(err).NotTo(HaveOccurred())
-		files[hdr.Name] = string(data)
-	}
-}
-
-func tarOf(files map[string]string) io.Reader {
-	GinkgoHelper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for name, content := range files {
-		Expect(tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content))})).To(Succeed())
-		_, err := tw.Write([]byte(content))
-		Expect(err).NotTo(HaveOccurred())
-	}
-	Expect(tw.Close()).To(Succeed())
-	return &buf
-}
