@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/dockside-dev/dockside/internal/testutil/nftrules"
 	"github.com/google/nftables/expr"
 )
 
@@ -24,7 +25,7 @@ func TestForwardRulesOfTheDefaultConfig(t *testing.T) {
 	}
 	want := [][]expr.Any{closed("dsi-"), closed("dsn-")}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("forward rules differ:\n got %s\nwant %s", describe(got), describe(want))
+		t.Errorf("forward rules differ:\n got %s\nwant %s", nftrules.Describe(got), nftrules.Describe(want))
 	}
 }
 
@@ -38,7 +39,7 @@ func TestForwardRulesFollowTheConfiguredPrefixes(t *testing.T) {
 	}
 	wantIn := []string{"sbx-c", "sbx-p", "sbx-z"}
 	if len(got) != len(wantIn) {
-		t.Fatalf("%d rules, want %d:%s", len(got), len(wantIn), describe(got))
+		t.Fatalf("%d rules, want %d:%s", len(got), len(wantIn), nftrules.Describe(got))
 	}
 	for i, exprs := range got {
 		if in := exprs[1].(*expr.Cmp); in.Op != expr.CmpOpEq || string(in.Data) != wantIn[i] {

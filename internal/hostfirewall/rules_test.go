@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/dockside-dev/dockside/internal/testutil/nftrules"
 	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
@@ -38,7 +39,7 @@ func TestRulesOfTheDefaultConfig(t *testing.T) {
 		append(iif("ds"), &expr.Counter{}, &expr.Verdict{Kind: expr.VerdictDrop}),
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("rules differ:\n got %s\nwant %s", describe(got), describe(want))
+		t.Errorf("rules differ:\n got %s\nwant %s", nftrules.Describe(got), nftrules.Describe(want))
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/google/nftables/expr"
 
 	"github.com/dockside-dev/dockside/internal/hostfirewall"
+	"github.com/dockside-dev/dockside/internal/testutil/nftrules"
 )
 
 func TestInstallAndRemoveInANamespaceOfItsOwn(t *testing.T) {
@@ -183,7 +183,7 @@ func expectTable(t *testing.T, ns *os.File, cfg hostfirewall.Config) {
 			got = append(got, zeroCounters(r.Exprs))
 		}
 		if !reflect.DeepEqual(got, want.rules) {
-			t.Errorf("the kernel's chain %s holds %d rules:%s\nwant %d:%s", want.name, len(got), describe(got), len(want.rules), describe(want.rules))
+			t.Errorf("the kernel's chain %s holds %d rules:%s\nwant %d:%s", want.name, len(got), nftrules.Describe(got), len(want.rules), nftrules.Describe(want.rules))
 		}
 	}
 }
@@ -328,16 +328,4 @@ func zeroCounters(exprs []expr.Any) []expr.Any {
 		}
 	}
 	return exprs
-}
-
-// describe prints rules with the expressions' fields rather than their addresses, for failure messages.
-func describe(rules [][]expr.Any) string {
-	var b strings.Builder
-	for i, exprs := range rules {
-		fmt.Fprintf(&b, "\n  rule %d:", i+1)
-		for _, e := range exprs {
-			fmt.Fprintf(&b, " %T%+v", e, reflect.ValueOf(e).Elem().Interface())
-		}
-	}
-	return b.String()
 }
