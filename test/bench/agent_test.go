@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,17 +19,15 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
+	"github.com/dockside-dev/dockside/test/internal/agentproc"
 )
 
 // agentProcess is an agent run as a child of the benchmark, so that its memory is its own and reads like
 // the production agent's: either the real dockside-agent binary on real Docker, or this test binary run
 // again as an agent on the fake driver (see runFakeAgent).
 type agentProcess struct {
-	cmd         *exec.Cmd
-	done        chan error
-	metricsAddr string
-	metrics     string // URL of its Prometheus endpoint
-	log         string
+	*agentproc.Process
+	metrics string // URL of its Prometheus endpoint
 }
 
 // Environment of this test binary run again as a fake-driver agent.
@@ -45,7 +43,7 @@ const (
 // far more than the host's: the density workload's limits and workspaces add up to more than this host has
 // (its Sandboxes use little of them), and the benchmarks measure speed, not admission by memory.
 func realAgent(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd {
-	return exec.Command(binDir()+"/dockside-agent",
+	return exec.Command(filepath.Join(agentproc.BinDir(), "dockside-agent"),
 		"--node-name="+node, "--kubeconfig="+kubeconfig, "--capacity="+strconv.Itoa(capacity), "--allocatable-memory=1Ti",
 		"--metrics-bind-address="+metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=0")
 }
@@ -86,28 +84,27 @@ func runFakeAgent(node string) error {
 
 // startAgent starts cmd with its output appended to logPath and waits until its metrics endpoint answers.
 func startAgent(ctx context.Context, cmd *exec.Cmd, metricsAddr, logPath string) (*agentProcess, error) {
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := agentproc.Start(cmd, logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting the agent: %w", err)
+	a := &agentProcess{Process: p, metrics: "http://" + metricsAddr + "/metrics"}
+	if err := a.waitForMetrics(ctx); err != nil {
+		return nil, errors.Join(err, a.Stop())
 	}
-	a := &agentProcess{cmd: cmd, done: make(chan error, 1), metricsAddr: metricsAddr, metrics: "http://" + metricsAddr + "/metrics", log: logPath}
-	go func() { a.done <- cmd.Wait(); logFile.Close() }()
+	return a, nil
+}
+
+// waitForMetrics waits up to a minute until the agent's metrics endpoint answers.
+func (a *agentProcess) waitForMetrics(ctx context.Context) error {
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		if _, err := a.scrape(ctx); err == nil {
-			return a, nil
+			return nil
 		} else if time.Now().After(deadline) {
-			return nil, errors.Join(fmt.Errorf("the agent's metrics never answered: %w\n%s", err, a.logTail()), a.stop())
+			return fmt.Errorf("the agent's metrics never answered: %w\n%s", err, a.LogTail())
 		}
-		select {
-		case err := <-a.done:
-			a.done <- err
-			return nil, fmt.Errorf("the agent exited at start: %w\n%s", err, a.logTail())
-		default:
+		if exited, err := a.Exited(); exited {
+			return fmt.Errorf("the agent exited at start: %w\n%s", err, a.LogTail())
 		}
 	}
 }
@@ -118,7 +115,7 @@ func (a *agentProcess) scrape(ctx context.Context) (metrics, error) {
 
 // memory is the agent process's resident set now and at its peak (VmRSS and VmHWM), in bytes.
 func (a *agentProcess) memory() (rss, peak float64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", a.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", a.Pid()))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -140,53 +137,11 @@ func (a *agentProcess) memory() (rss, peak float64, err error) {
 	return rss, peak, scan.Err()
 }
 
-// stop asks the agent to exit (SIGTERM, as systemd or the kubelet would) and kills it after 30s.
-func (a *agentProcess) stop() error {
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-a.done:
-		return nil
-	case <-time.After(30 * time.Second):
-		_ = a.cmd.Process.Kill()
-		<-a.done
-		return fmt.Errorf("the agent did not exit within 30s of SIGTERM")
-	}
-}
-
-// kill ends the agent with SIGKILL, as a crash or the OOM killer would: it releases nothing, not even its
-// Lease. It returns once the process is gone.
-func (a *agentProcess) kill() {
-	_ = a.cmd.Process.Kill()
-	<-a.done
-}
-
 // restart starts a killed agent again with the same command line and environment, its output appended to
 // the same log, and waits until its metrics endpoint answers. Only one goroutine may kill and restart it.
 func (a *agentProcess) restart(ctx context.Context) error {
-	again := exec.Command(a.cmd.Path, a.cmd.Args[1:]...)
-	again.Env = a.cmd.Env
-	next, err := startAgent(ctx, again, a.metricsAddr, a.log)
-	if err != nil {
+	if err := a.Restart(); err != nil {
 		return err
 	}
-	a.cmd, a.done = next.cmd, next.done
-	return nil
-}
-
-// logTail is the end of the agent's log, for failure messages.
-func (a *agentProcess) logTail() string {
-	data, _ := os.ReadFile(a.log)
-	const keep = 4000
-	if len(data) > keep {
-		data = data[len(data)-keep:]
-	}
-	return "---- agent log (" + a.log + ") ----\n" + string(data)
-}
-
-// binDir is where `make build` put the agent binary.
-func binDir() string {
-	if dir := os.Getenv("DOCKSIDE_BIN"); dir != "" {
-		return dir
-	}
-	return "../../bin"
+	return a.waitForMetrics(ctx)
 }

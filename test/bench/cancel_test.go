@@ -76,7 +76,7 @@ func (e *env) cancelOnce(ctx context.Context, ns, name string) (time.Duration, e
 	}
 	for deadline := time.Now().Add(time.Minute); ex.Status.Phase != dsv1alpha1.ExecutionRunning; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("Execution %s/%s not Running after a minute: %s\n%s", ns, name, conditions(ex.Status.Conditions), e.agent.logTail())
+			return 0, fmt.Errorf("Execution %s/%s not Running after a minute: %s\n%s", ns, name, conditions(ex.Status.Conditions), e.agent.LogTail())
 		}
 		if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(ex), ex); err != nil {
 			return 0, err

@@ -62,7 +62,7 @@ func BenchmarkCheckpointRegistry(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() {
-		if err := nodeB.stop(); err != nil {
+		if err := nodeB.Stop(); err != nil {
 			b.Error(err)
 		}
 	}()
@@ -103,7 +103,7 @@ func BenchmarkCheckpointRegistry(b *testing.B) {
 	moved.Spec.NodeName, moved.Spec.RestoreFrom = registryNode("b"), ckpt.Name
 	restoredIn, err := e.restore(ctx, moved)
 	if err != nil {
-		b.Fatal(err, "\n", nodeB.logTail())
+		b.Fatal(err, "\n", nodeB.LogTail())
 	}
 	got, err := docker("exec", moved.Status.ContainerID, "sha256sum", "/workspace/data")
 	if err != nil || got != want {

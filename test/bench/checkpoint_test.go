@@ -151,7 +151,7 @@ func (e *env) capture(ctx context.Context, ns, sandbox string) (*dsv1alpha1.Chec
 		case meta.IsStatusConditionTrue(st.Conditions, dsv1alpha1.ConditionReady):
 			return ckpt, time.Since(start), nil
 		case st.Phase == dsv1alpha1.CheckpointFailed:
-			return nil, 0, fmt.Errorf("the Checkpoint failed: %s\n%s", conditions(st.Conditions), e.agent.logTail())
+			return nil, 0, fmt.Errorf("the Checkpoint failed: %s\n%s", conditions(st.Conditions), e.agent.LogTail())
 		case st.ObservedGeneration == 0 && st.Phase == "" && time.Since(start) > checkpointGrace:
 			return nil, 0, errNotImplemented
 		}
@@ -177,7 +177,7 @@ func (e *env) restore(ctx context.Context, sbx *dsv1alpha1.Sandbox) (time.Durati
 		case ready != nil && ready.Reason == dsv1alpha1.ReasonRestoreNotSupported:
 			return 0, errNotImplemented
 		case meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionStalled):
-			return 0, fmt.Errorf("the restoring Sandbox stalled: %s\n%s", conditions(sbx.Status.Conditions), e.agent.logTail())
+			return 0, fmt.Errorf("the restoring Sandbox stalled: %s\n%s", conditions(sbx.Status.Conditions), e.agent.LogTail())
 		}
 	}
 	return 0, fmt.Errorf("the restoring Sandbox was not Ready after 5 minutes: %s", conditions(sbx.Status.Conditions))

@@ -91,7 +91,7 @@ func BenchmarkDensity(b *testing.B) {
 	for i, sbx := range sandboxes {
 		at, err := e.sandboxes.waitReady(waiting, client.ObjectKey{Namespace: ns, Name: sbx.Name})
 		if err != nil {
-			b.Fatal(err, "\n", e.agent.logTail())
+			b.Fatal(err, "\n", e.agent.LogTail())
 		}
 		latencies[i] = at.Sub(applied[i])
 		if at.After(last) {

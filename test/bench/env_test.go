@@ -140,7 +140,7 @@ func startControlPlane(dir, node string, dataplane *controlplane.Dataplane) (_ *
 func (e *env) stop() error {
 	var errs []error
 	if e.agent != nil {
-		errs = append(errs, e.agent.stop())
+		errs = append(errs, e.agent.Stop())
 	}
 	if e.stopWatch != nil {
 		e.stopWatch()
@@ -177,7 +177,7 @@ func (e *env) applyAndWait(ctx context.Context, sbx *dsv1alpha1.Sandbox) (time.D
 	}
 	at, err := e.sandboxes.waitReady(ctx, client.ObjectKeyFromObject(sbx))
 	if err != nil {
-		return 0, fmt.Errorf("%w\n%s", err, e.agent.logTail())
+		return 0, fmt.Errorf("%w\n%s", err, e.agent.LogTail())
 	}
 	return at.Sub(start), nil
 }
@@ -217,14 +217,14 @@ func (e *env) waitSandboxesGone(ctx context.Context, ns string, timeout time.Dur
 func (e *env) waitEmpty(ctx context.Context, ns string, list client.ObjectList) error {
 	for {
 		if err := e.k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return fmt.Errorf("waiting for the deletion of every %T in %s: %w\n%s", list, ns, err, e.agent.logTail())
+			return fmt.Errorf("waiting for the deletion of every %T in %s: %w\n%s", list, ns, err, e.agent.LogTail())
 		}
 		if meta.LenList(list) == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d of %T left in %s: %w\n%s", meta.LenList(list), list, ns, ctx.Err(), e.agent.logTail())
+			return fmt.Errorf("%d of %T left in %s: %w\n%s", meta.LenList(list), list, ns, ctx.Err(), e.agent.LogTail())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

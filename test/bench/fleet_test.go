@@ -137,7 +137,7 @@ func (e *env) fleetRound(ctx context.Context, dir string, daemons []*owndockerd.
 	var agents []*agentProcess
 	defer func() {
 		for _, a := range agents {
-			err = errors.Join(err, a.stop())
+			err = errors.Join(err, a.Stop())
 		}
 		e.agent = nil // stopped: the env's stop must not stop it again
 	}()

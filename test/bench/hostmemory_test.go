@@ -30,7 +30,7 @@ func (e *env) hostUse(ns string) (hostUse, error) {
 		return hostUse{}, err
 	}
 	ids := strings.Fields(out)
-	u := hostUse{daemon: -1, agent: pss(e.agent.cmd.Process.Pid)}
+	u := hostUse{daemon: -1, agent: pss(e.agent.Pid())}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		cmdline, err := os.ReadFile(p)

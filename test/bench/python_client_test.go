@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dockside-dev/dockside/test/internal/agentproc"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -125,7 +126,7 @@ func (p *pythonRoundsProc) close() {
 
 // pluginExec runs `kubectl dockside run` (an Execution) as a user does, kubectl finding the plugin on the PATH.
 func pluginExec(kubectl, kubeconfig, ns, sandbox, want string, command []string) error {
-	bin, err := filepath.Abs(binDir())
+	bin, err := filepath.Abs(agentproc.BinDir())
 	if err != nil {
 		return err
 	}

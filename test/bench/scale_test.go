@@ -75,7 +75,7 @@ func BenchmarkScaleFake(b *testing.B) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			break
 		} else if err != nil {
-			b.Fatal(err, "\n", e.agent.logTail())
+			b.Fatal(err, "\n", e.agent.LogTail())
 		}
 	}
 	var latencies []time.Duration

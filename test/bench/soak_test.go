@@ -98,7 +98,7 @@ func BenchmarkSoak(b *testing.B) {
 	}
 
 	seed := time.Now().UnixNano()
-	fmt.Printf("soak: node %s, killer seed %d, agent log %s\n", e.node, seed, e.agent.log)
+	fmt.Printf("soak: node %s, killer seed %d, agent log %s\n", e.node, seed, e.agent.Log)
 	start := time.Now()
 	watch := watchDuplicates(e.node, soakPollEvery)
 	killer := startKiller(e.agent, seed)
@@ -152,17 +152,17 @@ func BenchmarkSoak(b *testing.B) {
 	}
 	if len(run.failures)+len(dups.found)+len(left) > 0 {
 		b.Logf("soak: the agent was killed at %v", kills)
-		keepLog(b, e.agent.log, filepath.Join(os.TempDir(), "dockside-soak-"+e.node+".log"))
+		keepLog(b, e.agent.Log, filepath.Join(os.TempDir(), "dockside-soak-"+e.node+".log"))
 	}
 	for _, f := range run.failures {
-		b.Errorf("soak: %s at %s (%s): %v\n%s", f.sandbox, f.at.Format(time.TimeOnly), sinceKill(kills, f.at), f.err, agentLogLines(e.agent.log, f.sandbox))
+		b.Errorf("soak: %s at %s (%s): %v\n%s", f.sandbox, f.at.Format(time.TimeOnly), sinceKill(kills, f.at), f.err, agentLogLines(e.agent.Log, f.sandbox))
 	}
 	for _, d := range dups.found {
-		b.Errorf("soak: duplicate %s at %s (%s): %v\n%s", d.key, d.at.Format(time.TimeOnly), sinceKill(kills, d.at), d.names, agentLogLines(e.agent.log, d.sandbox))
+		b.Errorf("soak: duplicate %s at %s (%s): %v\n%s", d.key, d.at.Format(time.TimeOnly), sinceKill(kills, d.at), d.names, agentLogLines(e.agent.Log, d.sandbox))
 	}
 	for _, o := range left {
 		b.Errorf("soak: %s %s (role %s of Sandbox %q) left in Docker after every Sandbox was deleted; still there after a sweep: %v\n%s",
-			o.kind, o.name, o.role, o.sandbox, slices.Contains(leftAfterSweep, o), agentLogLines(e.agent.log, o.sandbox))
+			o.kind, o.name, o.role, o.sandbox, slices.Contains(leftAfterSweep, o), agentLogLines(e.agent.Log, o.sandbox))
 	}
 }
 
@@ -291,7 +291,7 @@ func startKiller(a *agentProcess, seed int64) *killer {
 				return
 			case <-time.After(pause):
 			}
-			a.kill()
+			a.Kill()
 			k.kills = append(k.kills, time.Now())
 			if err := a.restart(context.Background()); err != nil {
 				k.err = fmt.Errorf("restarting the agent after kill %d: %w", len(k.kills), err)

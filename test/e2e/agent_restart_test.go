@@ -50,7 +50,7 @@ var _ = Describe("Agent restarts", Label("agent-restart"), func() {
 		down := false
 		DeferCleanup(func() {
 			if down {
-				Expect(agent.restart()).To(Succeed())
+				Expect(agent.Restart()).To(Succeed())
 			}
 		})
 		logStart := logSize()
@@ -69,11 +69,11 @@ var _ = Describe("Agent restarts", Label("agent-restart"), func() {
 			Expect(holder()).To(Equal(stableIdentity()), "the agent leads under its host's identity before crash %d", i+1)
 			ready := readyCount(ns, names)
 			down = true
-			agent.kill()
+			agent.Kill()
 			killed := time.Since(applied)
 			offset := logSize()
 			started := time.Now()
-			Expect(agent.restart()).To(Succeed())
+			Expect(agent.Restart()).To(Succeed())
 			down = false
 			Eventually(func() bool { return strings.Contains(logFrom(offset), leaseAcquired) }).WithTimeout(time.Minute).
 				WithPolling(100*time.Millisecond).Should(BeTrue(), "the agent restarted after crash %d never took its Lease", i+1)
@@ -210,14 +210,14 @@ func readyCount(ns string, names []string) int {
 // logSize is the length of the suite agent's log so far: what a restarted agent writes comes after it.
 func logSize() int64 {
 	GinkgoHelper()
-	info, err := os.Stat(agent.log)
+	info, err := os.Stat(agent.Log)
 	Expect(err).NotTo(HaveOccurred())
 	return info.Size()
 }
 
 // logFrom is the suite agent's log from offset on.
 func logFrom(offset int64) string {
-	f, err := os.Open(agent.log)
+	f, err := os.Open(agent.Log)
 	if err != nil {
 		return ""
 	}

@@ -60,7 +60,7 @@ var _ = Describe("Checkpoints in a registry across a fleet", Label("fleet"), fun
 
 		By("bringing node A back, which deletes the Checkpoint and its artifact")
 		a.daemon.restart()
-		Expect(agentA.restart()).To(Succeed())
+		Expect(agentA.Restart()).To(Succeed())
 		_, err = kubectl("delete", "-n", ns, "sandbox", "moved", "source", "--timeout=150s")
 		Expect(err).NotTo(HaveOccurred())
 		deleteCheckpoint(ns, "snap")

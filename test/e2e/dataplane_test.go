@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dockside-dev/dockside/test/internal/agentproc"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
@@ -99,7 +100,7 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 	})
 
 	It("streams a line to kubectl dockside exec before the command ends, takes stdin and exits with its code", func() {
-		bin, err := filepath.Abs(binDir())
+		bin, err := filepath.Abs(agentproc.BinDir())
 		Expect(err).NotTo(HaveOccurred())
 		cmd := exec.Command(cp.KubectlPath, "dockside", "exec", "-n", ns, "-i", "box", "--", "sh", "-c", "echo first; read line; echo got:$line; exit 3")
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))

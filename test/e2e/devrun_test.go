@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dockside-dev/dockside/test/internal/agentproc"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -31,10 +32,10 @@ var _ = Describe("make run's process (dockside-dev)", func() {
 	It("starts the control plane and the agent, and Ctrl-C leaves no process behind", func(ctx SpecContext) {
 		dir := GinkgoT().TempDir()
 		kubeconfig := filepath.Join(dir, "kubeconfig")
-		run := exec.Command(filepath.Join(binDir(), "dockside-dev"),
+		run := exec.Command(filepath.Join(agentproc.BinDir(), "dockside-dev"),
 			"-data-dir", filepath.Join(dir, "etcd"), "-kubeconfig", kubeconfig,
 			"-pid-file", filepath.Join(dir, "run.pids"), "-crds", filepath.Join("..", "..", "config", "crd", "bases"),
-			"--", filepath.Join(binDir(), "dockside-agent"), "--node-name="+node+"-dev", "--kubeconfig="+kubeconfig,
+			"--", filepath.Join(agentproc.BinDir(), "dockside-agent"), "--node-name="+node+"-dev", "--kubeconfig="+kubeconfig,
 			"--checkpoint-dir="+filepath.Join(dir, "checkpoints"))
 		var out strings.Builder
 		run.Stdout, run.Stderr = &out, &out

@@ -77,7 +77,7 @@ func restartUnderSessions(daemon, how string, restart func(*ownDaemon)) {
 
 	By("the agent reconnecting to the daemon")
 	Eventually(func() (string, error) {
-		data, err := os.ReadFile(own.log)
+		data, err := os.ReadFile(own.Log)
 		return string(data), err
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(And(
 		ContainSubstring("Docker event stream broke; resubscribing"),

@@ -76,7 +76,7 @@ func (d *ownDaemon) remove() {
 // host firewall and no egress proxy. Extra flags (a --capacity, say) come last and override these.
 func startOwnAgent(d *ownDaemon, node, topologyPool string, extra ...string) *agentProcess {
 	GinkgoHelper()
-	a, err := startAgent(binDir(), node, cp.Kubeconfig, filepath.Join(GinkgoT().TempDir(), "agent-"+node+".log"),
+	a, err := startAgent(node, cp.Kubeconfig, filepath.Join(GinkgoT().TempDir(), "agent-"+node+".log"),
 		append(d.AgentFlags(topologyPool), extra...)...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(a.stop)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dockside-dev/dockside/test/internal/agentproc"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -198,7 +199,7 @@ func plugin(stdin string, args ...string) pluginResult {
 // dockside runs `kubectl dockside VERB ARGS...` the way a user does: kubectl finds kubectl-dockside on the PATH.
 func dockside(verb, stdin string, args ...string) pluginResult {
 	GinkgoHelper()
-	bin, err := filepath.Abs(binDir())
+	bin, err := filepath.Abs(agentproc.BinDir())
 	Expect(err).NotTo(HaveOccurred())
 	cmd := exec.Command(cp.KubectlPath, append([]string{"dockside", verb}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))

@@ -110,7 +110,7 @@ func deleteAllLeavesNothing(ns string, nodes ...fleetNode) {
 func pauseSuiteAgent() {
 	GinkgoHelper()
 	agent.stop()
-	DeferCleanup(func() { Expect(agent.restart()).To(Succeed()) })
+	DeferCleanup(func() { Expect(agent.Restart()).To(Succeed()) })
 }
 
 // startFleetNode starts a Docker daemon of the spec's own and an agent of capacity fleetCapacity for it, on a

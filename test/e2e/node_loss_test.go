@@ -39,11 +39,11 @@ var _ = Describe("A lost node", Label("fleet"), func() {
 		onA := running(a.daemon)
 
 		By("killing node B's agent, which cannot release its Lease")
-		agentB.kill()
+		agentB.Kill()
 		restarted := false
 		DeferCleanup(func() { // runs before the agent's stop, which needs a live agent
 			if !restarted {
-				Expect(agentB.restart()).To(Succeed())
+				Expect(agentB.Restart()).To(Succeed())
 			}
 		})
 		killed := time.Now()
@@ -64,7 +64,7 @@ var _ = Describe("A lost node", Label("fleet"), func() {
 		Expect(running(a.daemon)).To(ConsistOf(onA), "the same containers, still running")
 
 		By("starting node B's agent again")
-		Expect(agentB.restart()).To(Succeed())
+		Expect(agentB.Restart()).To(Succeed())
 		restarted = true
 		waitFor(ns, "sandbox/on-b", `jsonpath={.status.conditions[?(@.type=="NodeLost")].reason}=`+dsv1alpha1.ReasonLeaseRenewed, 2*time.Minute)
 		waitFor(ns, "sandbox/on-b", "condition=Ready", time.Minute)

@@ -47,7 +47,7 @@ var _ = Describe("secretFiles on real Docker", func() {
 		Expect(kubectl("get", "-n", ns, "sandbox/box", "-o", "yaml")).NotTo(ContainSubstring(value))
 		Expect(kubectl("get", "-n", ns, "events", "-o", "yaml")).NotTo(ContainSubstring(value))
 		Expect(kubectl("get", "-n", ns, "events", "-o", "yaml")).To(ContainSubstring(secretFilesWrittenEvent))
-		log, err := os.ReadFile(agent.log)
+		log, err := os.ReadFile(agent.Log)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(log)).NotTo(ContainSubstring(value))
 

@@ -53,7 +53,7 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	node = fmt.Sprintf("e2e-%d", time.Now().UnixNano()%1_000_000)
-	agent, err = startAgent(binDir(), node, cp.Kubeconfig, filepath.Join(dir, "agent.log"),
+	agent, err = startAgent(node, cp.Kubeconfig, filepath.Join(dir, "agent.log"),
 		fmt.Sprintf("--dataplane-bind-address=127.0.0.1:%d", dataplane.Port), "--dataplane-cert-dir="+dataplane.AgentCertDir())
 	Expect(err).NotTo(HaveOccurred())
 })
@@ -70,11 +70,3 @@ var _ = AfterSuite(func() {
 	Expect(cp.Stop()).To(Succeed())
 	Expect(dockercli.Leftovers(node)).To(BeEmpty(), "labelled Docker resources left behind by node %s", node)
 })
-
-// binDir is where `make build` put the binaries under test.
-func binDir() string {
-	if dir := os.Getenv("DOCKSIDE_BIN"); dir != "" {
-		return dir
-	}
-	return filepath.Join("..", "..", "bin")
-}
