@@ -53,6 +53,9 @@ func TestImportRulesDecide(t *testing.T) {
 		{agent, nodelifecycle, false},
 		{agent, module + "/internal/nodewatch", false},
 		{tests + "/integration/controllers", sandbox, false},
+		{tests + "/internal/agentproc", testutil + "/tarball", false},
+		{dockerdriver + "/fake", testutil + "/tarball", true},
+		{agent, testutil + "/nftrules", true},
 
 		// Binaries reach reconcilers through the agent, and only binaries and tests import the agent.
 		{cmd + "/dockside-agent", agent, false},

@@ -11,6 +11,8 @@ const (
 	agent        = module + "/internal/agent"
 	cmd          = module + "/cmd"
 	tests        = module + "/test"
+	// testutil holds test helpers that unit tests outside test/ share with the suites.
+	testutil = module + "/internal/testutil"
 	// controllers holds one package per reconciler, which only internal/agent wires up.
 	controllers    = module + "/internal/controller"
 	sandbox        = controllers + "/sandbox"
@@ -55,6 +57,14 @@ var importRules = []importRule{
 		importers: module,
 		forbidden: []string{controllers},
 		allowed:   []string{agent, tests, controllers, cmd},
+	},
+	{
+		// Unit tests outside test/ share these helpers with the suites, so Go's internal rule cannot keep them
+		// out of the product; this rule does.
+		why:       "internal/testutil serves tests only",
+		importers: module,
+		forbidden: []string{testutil},
+		allowed:   []string{tests},
 	},
 	{
 		why:       "binaries reach the reconcilers only through internal/agent",

@@ -46,7 +46,7 @@ func Start(cmd *exec.Cmd, logPath string) (*Process, error) {
 func (p *Process) start(cmd *exec.Cmd) error {
 	logFile, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return err
+		return fmt.Errorf("opening the agent's log: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {

@@ -20,9 +20,12 @@ import (
 func NewScheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("adding Kubernetes' types to a scheme: %w", err)
 	}
-	return scheme, dsv1alpha1.AddToScheme(scheme)
+	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("adding Dockside's types to a scheme: %w", err)
+	}
+	return scheme, nil
 }
 
 // Start starts etcd and kube-apiserver with Dockside's CRDs (config/crd/bases) installed.
@@ -31,7 +34,11 @@ func Start() (*controlplane.ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	return controlplane.Start(controlplane.Options{CRDDir: filepath.Join(root, "config", "crd", "bases")})
+	cp, err := controlplane.Start(controlplane.Options{CRDDir: filepath.Join(root, "config", "crd", "bases")})
+	if err != nil {
+		return nil, fmt.Errorf("starting the envtest control plane: %w", err)
+	}
+	return cp, nil
 }
 
 // repoRoot is the folder of go.mod at or above the working directory, which `go test` sets to the folder of
@@ -39,13 +46,13 @@ func Start() (*controlplane.ControlPlane, error) {
 func repoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("finding the repository: %w", err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return dir, nil
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", err
+			return "", fmt.Errorf("finding the repository: %w", err)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

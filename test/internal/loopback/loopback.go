@@ -2,14 +2,20 @@
 // for a pull that must fail at once without the daemon ever reaching off this machine.
 package loopback
 
-import "net"
+import (
+	"fmt"
+	"net"
+)
 
 // FreeAddr is 127.0.0.1:port with a port that nothing listens on right now (it was free a moment ago).
 func FreeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("finding a free port on 127.0.0.1: %w", err)
 	}
 	addr := l.Addr().String()
-	return addr, l.Close()
+	if err := l.Close(); err != nil {
+		return "", fmt.Errorf("freeing %s: %w", addr, err)
+	}
+	return addr, nil
 }

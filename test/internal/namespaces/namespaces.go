@@ -33,7 +33,7 @@ func Delete(ctx context.Context, c client.Client, ns string) error {
 			return fmt.Errorf("listing %T in %s: %w", list, ns, err)
 		}
 		if err := meta.EachListItem(list, func(o runtime.Object) error { return dropFinalizers(ctx, c, o.(client.Object)) }); err != nil {
-			return err
+			return fmt.Errorf("emptying namespace %s: %w", ns, err)
 		}
 	}
 	for _, obj := range []client.Object{&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxService{}, &dsv1alpha1.Checkpoint{}, &dsv1alpha1.Execution{}, &corev1.Secret{}} {
