@@ -18,13 +18,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/internal/controlplane"
 	"github.com/dockside-dev/dockside/test/internal/envtestenv"
 	"github.com/dockside-dev/dockside/test/internal/namespaces"
 )
 
 var (
-	cp      *controlplane.ControlPlane
+	env     *envtestenv.Env
 	cfg     *rest.Config
 	k8s     client.Client
 	watcher client.WithWatch
@@ -36,22 +35,19 @@ func TestAPI(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	scheme, err := envtestenv.NewScheme()
+	var err error
+	env, err = envtestenv.Start()
 	Expect(err).NotTo(HaveOccurred())
-	cp, err = envtestenv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	cfg = cp.Config
+	cfg = env.Config
 	// Strict field validation, as kubectl does by default: unknown fields are refused rather than dropped.
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	k8s = client.WithFieldValidation(k8s, metav1.FieldValidationStrict)
-	watcher, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	k8s = client.WithFieldValidation(env.Client, metav1.FieldValidationStrict)
+	watcher, err = client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 })
 
 var _ = AfterSuite(func() {
-	if cp != nil {
-		Expect(cp.Stop()).To(Succeed())
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
 	}
 })
 

@@ -27,7 +27,6 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
-	"github.com/dockside-dev/dockside/internal/controlplane"
 	"github.com/dockside-dev/dockside/test/internal/envtestenv"
 	"github.com/dockside-dev/dockside/test/internal/namespaces"
 )
@@ -40,7 +39,7 @@ const (
 )
 
 var (
-	cp      *controlplane.ControlPlane
+	env     *envtestenv.Env
 	cfg     *rest.Config
 	k8s     client.Client
 	scheme  *runtime.Scheme
@@ -59,18 +58,14 @@ func TestControllers(t *testing.T) {
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	scheme, err = envtestenv.NewScheme()
+	env, err = envtestenv.Start()
 	Expect(err).NotTo(HaveOccurred())
-	cp, err = envtestenv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	cfg = cp.Config
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
+	cfg, k8s, scheme = env.Config, env.Client, env.Scheme
 })
 
 var _ = AfterSuite(func() {
-	if cp != nil {
-		Expect(cp.Stop()).To(Succeed())
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
 	}
 })
 

@@ -1,6 +1,6 @@
 // Package envtestenv starts the control plane the envtest suites run against: etcd and kube-apiserver from
 // $KUBEBUILDER_ASSETS, started by internal/controlplane as `make run` and the end-to-end tests start them,
-// with Dockside's CRDs installed; and the scheme of the clients the suites and the benchmarks talk to it with.
+// with Dockside's CRDs installed, and a client of it that knows Dockside's types.
 package envtestenv
 
 import (
@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/controlplane"
@@ -28,9 +29,20 @@ func NewScheme() (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
+// Env is a running control plane (Stop ends it) and a client of its admin.
+type Env struct {
+	*controlplane.ControlPlane
+	Scheme *runtime.Scheme
+	Client client.Client
+}
+
 // Start starts etcd and kube-apiserver with Dockside's CRDs (config/crd/bases) installed.
-func Start() (*controlplane.ControlPlane, error) {
+func Start() (*Env, error) {
 	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +50,11 @@ func Start() (*controlplane.ControlPlane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the envtest control plane: %w", err)
 	}
-	return cp, nil
+	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("a client of the envtest control plane: %w", err), cp.Stop())
+	}
+	return &Env{ControlPlane: cp, Scheme: scheme, Client: c}, nil
 }
 
 // repoRoot is the folder of go.mod at or above the working directory, which `go test` sets to the folder of
