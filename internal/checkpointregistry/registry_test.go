@@ -8,27 +8,28 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
-
 	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/testutil/memregistry"
 )
 
 // serve starts an in-memory registry on 127.0.0.1, wrapped by wrap (nil: none), and names a repository in it.
 func serve(t *testing.T, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
-	h := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
+	h := memregistry.Handler()
 	if wrap != nil {
 		h = wrap(h)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://") + "/dockside/checkpoints"
+	srv, err := memregistry.Serve(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv.Repo()
 }
 
 func open(t *testing.T, repository string, o Options) *Registry {

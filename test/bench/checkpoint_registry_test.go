@@ -11,12 +11,12 @@ import (
 
 	"github.com/dockside-dev/dockside/internal/archive"
 	"github.com/dockside-dev/dockside/internal/checkpointregistry"
-	"github.com/dockside-dev/dockside/test/internal/memregistry"
+	"github.com/dockside-dev/dockside/internal/testutil/memregistry"
 )
 
 // The checkpoint registry benchmark runs two agents on this machine's Docker, nodes A and B, on a control plane
 // of their own, both storing Checkpoints in an OCI registry the benchmark serves on 127.0.0.1 (go-containerregistry's
-// in-memory registry, test/internal/memregistry), each with a topology pool of its own apart from every other
+// in-memory registry, internal/testutil/memregistry), each with a topology pool of its own apart from every other
 // agent's.
 const (
 	registryPoolA = "10.127.0.0/17"

@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/dockside-dev/dockside/test/internal/memregistry"
+	"github.com/dockside-dev/dockside/internal/testutil/memregistry"
 )
 
 // A Checkpoint through a registry (docs/design/checkpoints.md, "Checkpoints in a registry") on real Docker: taken on

@@ -2,7 +2,6 @@ package execution
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -21,6 +20,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/handoff"
+	"github.com/dockside-dev/dockside/internal/testutil/recorder"
 )
 
 var executions = schema.GroupResource{Group: "dockside.dev", Resource: "executions"}
@@ -90,20 +90,6 @@ func (w *outcomeWorld) get(t *testing.T, ex *dsv1alpha1.Execution) *dsv1alpha1.E
 	return cur
 }
 
-// recorded drains the Events recorded so far, as "<type> <reason>".
-func (w *outcomeWorld) recorded() []string {
-	var out []string
-	for {
-		select {
-		case e := <-w.events.Events:
-			f := strings.Fields(e)
-			out = append(out, f[0]+" "+f[1])
-		default:
-			return out
-		}
-	}
-}
-
 // helloOutcome is the outcome of a command that printed hello and exited 0.
 func helloOutcome(ex *dsv1alpha1.Execution) outcome {
 	res := dd.ExecResult{Reason: dd.ExecCompleted, Stdout: []byte("hello\n")}
@@ -127,7 +113,7 @@ func TestRecordOutlastsTransientErrors(t *testing.T) {
 	g.Expect(w.r.record(context.Background(), ex, helloOutcome(ex))).To(Succeed())
 	g.Expect(w.refused).To(Equal(2))
 	expectHello(g, w.get(t, ex))
-	g.Expect(w.recorded()).To(Equal([]string{"Normal " + EventExecutionSucceeded}))
+	g.Expect(recorder.Drain(w.events)).To(Equal([]string{"Normal " + EventExecutionSucceeded}))
 }
 
 // TestKeptOutcomeIsWrittenOnceTheAPIRecovers: a run whose outcome could not be written keeps it, and the
@@ -153,7 +139,7 @@ func TestKeptOutcomeIsWrittenOnceTheAPIRecovers(t *testing.T) {
 	w.refuse = w.refused + 1 // one more refusal, then the API server answers
 	g.Expect(w.pass(ex)).To(Succeed())
 	expectHello(g, w.get(t, ex))
-	g.Expect(w.recorded()).To(Equal([]string{"Normal " + EventExecutionSucceeded}))
+	g.Expect(recorder.Drain(w.events)).To(Equal([]string{"Normal " + EventExecutionSucceeded}))
 	g.Expect(w.docker.Calls(fake.OpStopContainer)).To(BeZero(), "the container is not stopped")
 	g.Expect(w.poisons).To(BeEmpty(), "the Sandbox is not poisoned")
 

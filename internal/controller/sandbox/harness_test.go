@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,6 +28,7 @@ import (
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
+	"github.com/dockside-dev/dockside/internal/testutil/recorder"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
@@ -515,20 +515,6 @@ func (h *harness) owned(uid types.UID) (containers, networks, volumes int) {
 	return len(cs), len(ns), len(vs)
 }
 
-// recorded drains the Events recorded so far, as "<type> <reason>".
-func (h *harness) recorded() []string {
-	var out []string
-	for {
-		select {
-		case e := <-h.events.Events:
-			f := strings.Fields(e)
-			out = append(out, f[0]+" "+f[1])
-		default:
-			return out
-		}
-	}
-}
-
 // get reads the Sandbox back from the API server; nil when it is gone.
 func (h *harness) get(sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
 	h.t.Helper()
@@ -589,7 +575,7 @@ func runStepCases(t *testing.T, under stepFn, cases []stepCase, prior ...stepFn)
 			if tc.faults != nil {
 				tc.faults(h)
 			}
-			h.recorded()
+			recorder.Drain(h.events)
 			h.view.clear()
 			stop, err := under(h.r, h.ctx, s)
 			if tc.checked {
@@ -614,7 +600,7 @@ func runStepCases(t *testing.T, under stepFn, cases []stepCase, prior ...stepFn)
 			g.Expect(got.message).To(ContainSubstring(tc.message), "outcome message")
 			got.message, want.message = "", ""
 			g.Expect(got).To(Equal(want), "outcome")
-			g.Expect(h.recorded()).To(Equal(tc.events), "events")
+			g.Expect(recorder.Drain(h.events)).To(Equal(tc.events), "events")
 			if tc.check != nil {
 				tc.check(g, h, s)
 			}

@@ -15,6 +15,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
+	"github.com/dockside-dev/dockside/internal/testutil/recorder"
 )
 
 // privateImage is held by a registry that takes the credentials of its two users, teams A and B.
@@ -49,7 +50,7 @@ func pulledByTeamA(t *testing.T, h *harness) {
 	h.r.Images.Pull(imagepuller.Request{Ref: privateImage, Auth: &teamA, Waiter: types.NamespacedName{Namespace: "team-a", Name: "first"},
 		Start: "uid-first/1", Until: time.Now().Add(time.Minute)})
 	waitPulled(t, h)
-	h.recorded()
+	recorder.Drain(h.events)
 }
 
 func waitPulled(t *testing.T, h *harness) {
@@ -112,7 +113,7 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 			g.Expect(stop).To(BeTrue())
 			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePulling))
 			g.Expect(s.outcome.message).To(ContainSubstring("verifying with its registry the credentials of this namespace for image " + privateImage))
-			g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventPulling}))
+			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventPulling}))
 			waitPulled(t, h)
 
 			s, stop, err = h.imagesPass(sbx)
@@ -121,7 +122,7 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 			if tc.verdict == "" {
 				g.Expect(stop).To(BeFalse())
 				g.Expect(s.outcome.reason).To(Equal(building.reason))
-				g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventPulled}))
+				g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventPulled}))
 				_, stop, _ = h.imagesPass(sbx)
 				g.Expect(stop).To(BeFalse(), "verified for good: a later start needs no pull")
 				g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(2))
@@ -134,13 +135,13 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 			s.outcome.message = ""
 			g.Expect(s.outcome).To(Equal(outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImagePullCredentialsRequired}))
 			g.Expect(s.recheck).To(Equal(specRetry), "a fixed imagePullSecret is tried")
-			g.Expect(h.recorded()).To(Equal([]string{"Warning " + EventPullFailed}))
+			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Warning " + EventPullFailed}))
 
 			s, stop, _ = h.imagesPass(sbx)
 			g.Expect(stop).To(BeTrue())
 			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePullCredentialsRequired))
 			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(2), "the same credentials are not tried again")
-			g.Expect(h.recorded()).To(BeEmpty(), "no news")
+			g.Expect(recorder.Drain(h.events)).To(BeEmpty(), "no news")
 		})
 	}
 }

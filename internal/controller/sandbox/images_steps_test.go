@@ -11,6 +11,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/testutil/recorder"
 )
 
 // Images of the image tests that the node does not hold until a case makes them so.
@@ -131,7 +132,7 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 			g.Expect(stop).To(BeTrue())
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePulling))
-			g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventPulling}))
+			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventPulling}))
 			select {
 			case <-h.pulled:
 			case <-time.After(time.Minute):
@@ -144,13 +145,13 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 			g.Expect(s.outcome.message).To(ContainSubstring(tc.message))
 			s.outcome.message = ""
 			g.Expect(s.outcome).To(Equal(tc.want))
-			g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventPulled}), "the pull's end is news once")
+			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventPulled}), "the pull's end is news once")
 			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(1))
 
 			_, stop, err = h.imagesPass(sbx)
 			g.Expect(stop).To(Equal(tc.stop))
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(h.recorded()).To(BeEmpty(), "no news")
+			g.Expect(recorder.Drain(h.events)).To(BeEmpty(), "no news")
 		})
 	}
 }

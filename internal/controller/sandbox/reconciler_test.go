@@ -17,6 +17,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/testutil/recorder"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
@@ -118,12 +119,12 @@ func TestReconcileBuildsAndCleansUp(t *testing.T) {
 				g.Expect(st.Services).To(HaveLen(1))
 				g.Expect(st.Services[0].State).To(Equal(dsv1alpha1.ServiceReady))
 			}
-			g.Expect(h.recorded()).To(Equal(tc.events))
+			g.Expect(recorder.Drain(h.events)).To(Equal(tc.events))
 
 			_, err = h.pass(tc.sbx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(h.get(tc.sbx).ResourceVersion).To(Equal(got.ResourceVersion), "a pass over a converged Sandbox writes nothing")
-			g.Expect(h.recorded()).To(BeEmpty(), "nor records anything")
+			g.Expect(recorder.Drain(h.events)).To(BeEmpty(), "nor records anything")
 
 			g.Expect(h.client.Delete(h.ctx, got)).To(Succeed())
 			_, err = h.pass(tc.sbx)
@@ -133,7 +134,7 @@ func TestReconcileBuildsAndCleansUp(t *testing.T) {
 			if tc.network != "" {
 				g.Expect(h.network(tc.network).Exists).To(BeFalse())
 			}
-			g.Expect(h.recorded()).To(Equal([]string{"Normal " + EventCleanedUp}))
+			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventCleanedUp}))
 		})
 	}
 }
@@ -154,7 +155,7 @@ func TestReconcileRunsARunToItsResult(t *testing.T) {
 	g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxSucceeded))
 	g.Expect(got.Status.Result.OutputTail).To(Equal("hello\n"))
 	g.Expect(condition(got, dsv1alpha1.ConditionReady).Reason).To(Equal(dsv1alpha1.ReasonCompleted))
-	g.Expect(h.recorded()).To(ContainElement("Normal " + EventRunSucceeded))
+	g.Expect(recorder.Drain(h.events)).To(ContainElement("Normal " + EventRunSucceeded))
 
 	_, err := h.pass(sbx)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -168,7 +169,7 @@ func converged(t *testing.T, g Gomega) (*harness, *dsv1alpha1.Sandbox) {
 	sbx := bound(newSandbox("shell"))
 	h := newHarness(t, sbx)
 	got := h.holderPass(g, h.passUntil(g, sbx, 5, isReady))
-	h.recorded()
+	recorder.Drain(h.events)
 	return h, got
 }
 
@@ -202,7 +203,7 @@ func TestReconcileReportsDockerUnavailableAndRetries(t *testing.T) {
 	h.docker.SetUnavailable(false)
 	got = h.passUntil(g, sbx, 1, isReady)
 	g.Expect(condition(got, dsv1alpha1.ConditionReady).Reason).To(Equal(dsv1alpha1.ReasonRunning))
-	g.Expect(h.recorded()).To(BeEmpty(), "nothing was rebuilt")
+	g.Expect(recorder.Drain(h.events)).To(BeEmpty(), "nothing was rebuilt")
 }
 
 func TestReconcileWritesAVerdict(t *testing.T) {
@@ -231,7 +232,7 @@ func TestReconcileWritesAVerdict(t *testing.T) {
 				g.Expect(res.RequeueAfter).To(Equal(status.StaleRetry))
 				g.Expect(topology.Poisoned(h.get(sbx))).To(BeFalse())
 				g.Expect(h.pending(sbx)).To(BeTrue(), "the verdict waits for a write that stands")
-				g.Expect(h.recorded()).To(BeEmpty())
+				g.Expect(recorder.Drain(h.events)).To(BeEmpty())
 			}
 
 			_, err := h.pass(sbx)
@@ -244,7 +245,7 @@ func TestReconcileWritesAVerdict(t *testing.T) {
 			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, dsv1alpha1.ConditionStalled)).To(BeTrue())
 			g.Expect(h.container(topology.NamesOf(got).Primary()).State).To(Equal(dd.StateRunning), "the pass that records the verdict acts on nothing")
 			g.Eventually(done).WithTimeout(time.Minute).Should(Receive(BeNil()), "the run's wait ends once the write stands")
-			g.Expect(h.recorded()).To(Equal([]string{"Warning " + EventPoisoned}))
+			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Warning " + EventPoisoned}))
 
 			_, err = h.pass(got) // the pass that reads the verdict back
 			g.Expect(err).NotTo(HaveOccurred())

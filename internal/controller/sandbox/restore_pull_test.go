@@ -1,20 +1,16 @@
 package sandbox
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
 	"io"
-	"log"
-	"net/http/httptest"
-	"strings"
 	"testing"
-
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/dockside-dev/dockside/internal/archive"
 	"github.com/dockside-dev/dockside/internal/checkpointregistry"
+	"github.com/dockside-dev/dockside/internal/testutil/memregistry"
+	"github.com/dockside-dev/dockside/internal/testutil/tarball"
 )
 
 const storeLimit = 1 << 20
@@ -22,30 +18,22 @@ const storeLimit = 1 << 20
 // captured stores a small tar archive in a node's store under the Checkpoint uid and returns it with its bytes.
 func captured(t *testing.T, store *archive.Store, uid string) (archive.Archive, []byte) {
 	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	body := "files of the workspace\n"
-	if err := tw.WriteHeader(&tar.Header{Name: "notes.txt", Mode: 0o644, Size: int64(len(body))}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write([]byte(body)); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := store.Create(int64(buf.Len()), "ns")
+	data, err := io.ReadAll(tarball.Of(t, map[string]string{"notes.txt": "files of the workspace\n"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Write(buf.Bytes()); err != nil {
+	c, err := store.Create(int64(len(data)), "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(data); err != nil {
 		t.Fatal(err)
 	}
 	a, err := store.Commit(c, uid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a, buf.Bytes()
+	return a, data
 }
 
 func openStore(t *testing.T) *archive.Store {
@@ -61,9 +49,12 @@ func openStore(t *testing.T) *archive.Store {
 // and keeps nothing of it once the restore is done.
 func TestARestoreOnAnotherNodePullsTheArchiveFromTheRegistry(t *testing.T) {
 	ctx := context.Background()
-	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	srv, err := memregistry.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer srv.Close()
-	reg, err := checkpointregistry.New(strings.TrimPrefix(srv.URL, "http://")+"/ckpt", checkpointregistry.Options{PlainHTTP: true})
+	reg, err := checkpointregistry.New(srv.Repo(), checkpointregistry.Options{PlainHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

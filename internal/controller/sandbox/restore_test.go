@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"archive/tar"
 	"context"
 	"io"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/testutil/recorder"
+	"github.com/dockside-dev/dockside/internal/testutil/tarball"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
@@ -32,11 +33,8 @@ func (h *harness) withArchives() archive.Archive {
 	h.noErr(err)
 	f, err := store.Create(1<<20, testNS)
 	h.noErr(err)
-	tw := tar.NewWriter(f)
-	h.noErr(tw.WriteHeader(&tar.Header{Name: "notes.txt", Mode: 0o644, Size: int64(len(checkpointNote))}))
-	_, err = tw.Write([]byte(checkpointNote))
+	_, err = io.Copy(f, tarball.Of(h.t, map[string]string{"notes.txt": checkpointNote}))
 	h.noErr(err)
-	h.noErr(tw.Close())
 	a, err := store.Commit(f, "uid-ckpt")
 	h.noErr(err)
 	h.r.Archives = store
@@ -61,12 +59,7 @@ func (h *harness) readFile(container, path string) string {
 	rc, err := h.docker.CopyFrom(h.ctx, container, path)
 	h.noErr(err)
 	defer rc.Close()
-	tr := tar.NewReader(rc)
-	_, err = tr.Next()
-	h.noErr(err)
-	b, err := io.ReadAll(tr)
-	h.noErr(err)
-	return string(b)
+	return tarball.First(h.t, rc)
 }
 
 func TestEnsureRestored(t *testing.T) {
@@ -270,7 +263,7 @@ func TestReconcileDoesNotWaitForARestore(t *testing.T) {
 	g.Expect(h.readFile(topology.NamesOf(got).Holder(), topology.HolderMountPath+"/notes.txt")).To(Equal(checkpointNote))
 	g.Expect(h.container(topology.NamesOf(got).Primary()).State).To(Equal(dd.StateRunning))
 	g.Expect(isReady(got)).To(BeTrue())
-	g.Expect(h.recorded()).To(ContainElement("Normal " + EventRestored))
+	g.Expect(recorder.Drain(h.events)).To(ContainElement("Normal " + EventRestored))
 }
 
 // TestDeletionCancelsARestore: deleting a Sandbox whose restore runs cuts the copy short, and its outcome is

@@ -17,6 +17,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/testutil/recorder"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
@@ -99,7 +100,7 @@ func TestEnsureSecretFiles(t *testing.T) {
 			objects: []client.Object{credsSecret.DeepCopy()},
 			docker: func(h *harness, s *scope) {
 				h.continues(h.r.ensureSecretFiles(h.ctx, s))
-				h.recorded()
+				recorder.Drain(h.events)
 			},
 			check: func(g Gomega, h *harness, s *scope) {
 				g.Expect(h.view.calls()).To(BeEmpty(), "no container was started or stopped")
@@ -277,7 +278,7 @@ func TestReconcileDeliversSecretFiles(t *testing.T) {
 	g.Expect(made.specs[names.Primary()].Env).To(ContainElement(dd.EnvVar{Name: "PLAIN", Value: "visible"}), "what env was checked in")
 	g.Expect(h.readFile(names.Primary(), "/run/secrets/dockside/token")).To(Equal(secretValue), "the primary holds the files")
 	g.Expect(statusText(h.get(sbx))).NotTo(ContainSubstring(secretValue))
-	for _, e := range h.recorded() {
+	for _, e := range recorder.Drain(h.events) {
 		g.Expect(e).NotTo(ContainSubstring(secretValue))
 	}
 

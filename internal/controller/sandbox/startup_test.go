@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/testutil/recorder"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
@@ -130,7 +131,7 @@ func TestEnforceStartupDeadline(t *testing.T) {
 				g.Expect(err).To(Equal(passErr))
 				g.Expect(topology.Poisoned(s.sbx)).To(BeFalse())
 				g.Expect(s.outcome).To(Equal(tc.outcome))
-				g.Expect(h.recorded()).To(BeEmpty())
+				g.Expect(recorder.Drain(h.events)).To(BeEmpty())
 				return
 			}
 			g.Expect(err).NotTo(HaveOccurred(), "nothing is retried once the start has failed")
@@ -139,7 +140,7 @@ func TestEnforceStartupDeadline(t *testing.T) {
 			g.Expect(s.outcome.stalled).To(BeTrue())
 			g.Expect(s.outcome.reason).To(Equal(tc.reason))
 			g.Expect(s.outcome.message).To(ContainSubstring("startupDeadlineSeconds"))
-			g.Expect(h.recorded()).To(Equal([]string{"Warning " + EventStartupFailed}))
+			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Warning " + EventStartupFailed}))
 		})
 	}
 }

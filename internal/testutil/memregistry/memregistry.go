@@ -1,7 +1,8 @@
-// Package memregistry serves go-containerregistry's in-memory OCI registry on 127.0.0.1, the registry the
-// end-to-end spec and the benchmark of Checkpoints in a registry give their agents (docs/design/checkpoints.md,
-// "Checkpoints in a registry"): plain HTTP on loopback, which the agents' --checkpoint-registry-plain-http
-// allows, and nothing kept after the test.
+// Package memregistry serves go-containerregistry's in-memory OCI registry on 127.0.0.1, the registry the tests
+// and the benchmark of Checkpoints in a registry give their agents (docs/design/checkpoints.md, "Checkpoints in
+// a registry"): plain HTTP on loopback, which the agents' --checkpoint-registry-plain-http allows, and nothing
+// kept after the test. It lives under internal/ because the unit tests of internal/checkpointregistry and of
+// the Sandbox reconciler serve it as well as the suites under test/.
 package memregistry
 
 import (
@@ -23,13 +24,22 @@ type Server struct {
 	srv  *http.Server
 }
 
+// Handler is the registry's HTTP API, for a test that wraps it (to tamper with answers, or ask for a login)
+// before it Serves it.
+func Handler() http.Handler {
+	return ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
+}
+
 // Start serves an empty in-memory registry on a free port of 127.0.0.1.
-func Start() (*Server, error) {
+func Start() (*Server, error) { return Serve(Handler()) }
+
+// Serve serves h, a registry's HTTP API, on a free port of 127.0.0.1.
+func Serve(h http.Handler) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("listening for the test registry: %w", err)
+		return nil, fmt.Errorf("listening for the registry: %w", err)
 	}
-	srv := &http.Server{Handler: ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))}
+	srv := &http.Server{Handler: h}
 	go func() { _ = srv.Serve(l) }()
 	return &Server{Addr: l.Addr().String(), srv: srv}, nil
 }
@@ -45,7 +55,7 @@ func (s *Server) URL(path string) string {
 // Close stops serving and drops everything the registry held.
 func (s *Server) Close() error {
 	if err := s.srv.Close(); err != nil {
-		return fmt.Errorf("closing the test registry: %w", err)
+		return fmt.Errorf("stopping the registry on %s: %w", s.Addr, err)
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/agent"
-	"github.com/dockside-dev/dockside/test/internal/memregistry"
+	"github.com/dockside-dev/dockside/internal/testutil/memregistry"
 )
 
 // startRegistry serves an in-memory OCI registry on 127.0.0.1 until the spec ends.
