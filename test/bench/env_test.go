@@ -65,7 +65,7 @@ func startEnv(ctx context.Context, dir, node string, capacity int, agentCmd agen
 // startServingEnv is startEnv with the real agent, which also serves the data plane (exec and files through
 // the API server's aggregated group), set up as make run sets it up.
 func startServingEnv(ctx context.Context, dir, node string, capacity int) (*env, error) {
-	addr, err := freeAddr()
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
