@@ -1,17 +1,19 @@
-"""Dockside sandboxes from Python: create a session Sandbox, run commands in it through Executions, pause,
-resume, checkpoint, restore and delete it, through the Kubernetes API server (RBAC: the dockside-edit role).
-See clients/python/README.md."""
+"""Dockside sandboxes from Python: create a session Sandbox, run commands in it through Executions or streamed
+(sbx.commands), read and write its files (sbx.files), pause, resume, checkpoint, restore and delete it, through
+the Kubernetes API server (RBAC: the dockside-edit role). See clients/python/README.md."""
 
 # The one place the version is written: pyproject.toml reads it from here.
 __version__ = "0.1.0"
 
 from .aio import AsyncSandbox
 from .checkpoint import Checkpoint
-from .errors import (ApiError, CheckpointFailed, DeadlineExceeded, DocksideError, SandboxFailed, SandboxGone,
-                     SandboxNotReady, SandboxPoisoned, WaitTimeout)
+from .commands import CommandHandle, CommandResult
+from .errors import (ApiError, CheckpointFailed, CommandTimeout, DeadlineExceeded, DocksideError, SandboxFailed,
+                     SandboxGone, SandboxNotReady, SandboxPoisoned, WaitTimeout)
 from .execution import Result
+from .files import FileInfo
 from .sandbox import Sandbox
 
 __all__ = ["Sandbox", "AsyncSandbox", "Checkpoint", "Result", "DocksideError", "ApiError", "WaitTimeout",
            "SandboxFailed", "SandboxGone", "SandboxNotReady", "SandboxPoisoned", "DeadlineExceeded",
-           "CheckpointFailed"]
+           "CheckpointFailed", "CommandResult", "CommandHandle", "CommandTimeout", "FileInfo"]

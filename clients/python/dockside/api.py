@@ -1,4 +1,5 @@
-"""The few API calls the client makes, on Dockside's custom resources through the Kubernetes Python client.
+"""The few API calls the client makes, on Dockside's custom resources through the Kubernetes Python client,
+and on the data plane's subresources (dataplane.py).
 Everything else in the package talks to this class, so that unit tests replace it with a stub holding
 objects in memory."""
 
@@ -8,6 +9,7 @@ from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError, ProtocolError, ReadTimeoutError
 
+from .dataplane import Wire
 from .errors import ApiError
 
 GROUP = "dockside.dev"
@@ -39,6 +41,16 @@ class Api:
 
     def __init__(self, api_client):
         self._custom = client.CustomObjectsApi(api_client)
+        self._wire = Wire(api_client)
+
+    def exec(self, namespace, name, argv, stdin):
+        """A connected exec stream (a websocket.WebSocket) running argv in the Sandbox (dataplane.py)."""
+        return self._wire.exec(namespace, name, argv, stdin)
+
+    def files(self, namespace, name, method, params, body=None, headers=None, timeout=None):
+        """The streamed response of a files request on the Sandbox (dataplane.py)."""
+        return self._wire.request(method, namespace, name, "files", params, body=body, headers=headers,
+                                  timeout=timeout)
 
     def get(self, namespace, plural, name):
         return self._call(self._custom.get_namespaced_custom_object, GROUP, VERSION, namespace, plural, name,

@@ -53,3 +53,8 @@ class DeadlineExceeded(SandboxPoisoned):
 
 class CheckpointFailed(DocksideError):
     """The Checkpoint could not be taken (it is Stalled), e.g. SandboxNotFound or a byte cap exceeded."""
+
+
+class CommandTimeout(DocksideError, TimeoutError):
+    """A streamed command (sbx.commands.run) ran past its timeout: the client closed its stream, which ended it
+    (the agent kills what an exec started when its stream ends). result holds the output printed before."""

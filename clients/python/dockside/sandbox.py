@@ -4,9 +4,11 @@ one Execution or Checkpoint) followed by a wait for the agent to report it done,
 import copy
 
 from . import execution
+from .commands import Commands
 from .checkpoint import take as take_checkpoint
 from .config import connect
 from .errors import SandboxFailed, SandboxGone, SandboxPoisoned
+from .files import Files
 from .spec import sandbox_body
 from .waiting import condition, is_true, wait_for
 
@@ -80,6 +82,18 @@ class Sandbox:
         then). SandboxPoisoned and SandboxGone say why a Sandbox could not run it."""
         return execution.run(self._api, self.namespace, self.name, command, stdin=stdin, timeout=timeout,
                              env=env, working_dir=working_dir, max_output_bytes=max_output_bytes, keep=keep)
+
+    @property
+    def commands(self):
+        """Commands streamed through the exec subresource: commands.run(cmd, stdin=, timeout=, on_stdout=,
+        on_stderr=, background=) (commands.py)."""
+        return Commands(self._api, self.namespace, self.name)
+
+    @property
+    def files(self):
+        """The Sandbox's files through the files subresource: read, write, list, stat, exists, remove,
+        make_dir, upload, download (files.py)."""
+        return Files(self._api, self.namespace, self.name)
 
     def pause(self, timeout=60):
         """Freezes every container of the Sandbox in place (processes, memory and files are kept)."""

@@ -1,0 +1,245 @@
+"""Commands streamed through the Sandbox's exec subresource (Kubernetes' WebSocket channel protocol v5): output
+reaches the caller as it is written, stdin of any size, the exit code at the end. Ending the stream ends the
+command: the agent kills what an exec started when its stream ends (docs/design/dataplane.md, "Exec"), which is
+how a timeout, kill() and KeyboardInterrupt stop it."""
+
+import codecs
+import json
+import socket
+import threading
+
+from websocket import ABNF, WebSocketException
+
+from .errors import CommandTimeout, DocksideError, WaitTimeout
+
+STDIN, STDOUT, STDERR, ERROR = 0, 1, 2, 3
+CLOSE_SIGNAL = 255  # v5: [255, channel] ends that channel (our stdin) while the output goes on
+CHUNK = 32 * 1024  # bytes of stdin per message
+
+
+class CommandResult:
+    """How a command ended: exit_code (None when the client ended it first), its stdout and stderr as text
+    (UTF-8; invalid bytes replaced) and as bytes (stdout_bytes, stderr_bytes)."""
+
+    def __init__(self, exit_code, stdout_bytes, stderr_bytes):
+        self.exit_code = exit_code
+        self.stdout_bytes, self.stderr_bytes = bytes(stdout_bytes), bytes(stderr_bytes)
+
+    @property
+    def stdout(self):
+        return self.stdout_bytes.decode("utf-8", "replace")
+
+    @property
+    def stderr(self):
+        return self.stderr_bytes.decode("utf-8", "replace")
+
+    @property
+    def ok(self):
+        return self.exit_code == 0
+
+    def __repr__(self):
+        return f"CommandResult(exit_code={self.exit_code}, stdout={self.stdout!r}, stderr={self.stderr!r})"
+
+
+def argv_of(cmd):
+    """A string is a shell command line (sh -c), a list an argv run as it is."""
+    if isinstance(cmd, str):
+        return ["sh", "-c", cmd]
+    argv = [str(a) for a in cmd]
+    if not argv:
+        raise ValueError("an empty command: give a shell command line or an argv list")
+    return argv
+
+
+def chunks(data):
+    """stdin as bytes pieces of at most CHUNK: from str (UTF-8), bytes, or a binary file object."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        view = memoryview(data)
+        for i in range(0, len(view), CHUNK):
+            yield bytes(view[i:i + CHUNK])
+        return
+    while True:
+        piece = data.read(CHUNK)
+        if not piece:
+            return
+        yield piece.encode("utf-8") if isinstance(piece, str) else piece
+
+
+class CommandHandle:
+    """A command running in the Sandbox, its output read by a thread of its own as it arrives. stdout and
+    stderr hold its output so far; wait() returns its CommandResult; kill() ends it; send_stdin() and
+    close_stdin() feed it. on_stdout and on_stderr are called on the reading thread with each piece of text
+    (never a split UTF-8 character); an exception they raise ends the command and is raised by wait()."""
+
+    def __init__(self, sock, on_stdout=None, on_stderr=None):
+        self._sock = sock
+        self._out = {STDOUT: bytearray(), STDERR: bytearray()}
+        self._callbacks = {STDOUT: on_stdout, STDERR: on_stderr}
+        self._decoders = {ch: codecs.getincrementaldecoder("utf-8")("replace") for ch in self._out}
+        self._status = bytearray()
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._killed = False
+        self._error = None
+        self.exit_code = None
+        self._reader = threading.Thread(target=self._read, name="dockside-exec", daemon=True)
+        self._reader.start()
+
+    @property
+    def stdout(self):
+        with self._lock:
+            return self._out[STDOUT].decode("utf-8", "replace")
+
+    @property
+    def stderr(self):
+        with self._lock:
+            return self._out[STDERR].decode("utf-8", "replace")
+
+    def running(self):
+        return not self._done.is_set()
+
+    def result(self):
+        """The output so far and the exit code (None while it runs or once killed)."""
+        with self._lock:
+            return CommandResult(self.exit_code, self._out[STDOUT], self._out[STDERR])
+
+    def wait(self, timeout=None):
+        """The CommandResult once the command ends. Past timeout (seconds) WaitTimeout is raised and the command
+        runs on; the error channel's failure (not an exit code) raises DocksideError in the agent's words."""
+        if not self._done.wait(timeout):
+            raise WaitTimeout("CommandRunning", f"the command still runs after {timeout}s", result=self.result())
+        if self._error is not None:
+            raise self._error
+        return self.result()
+
+    def kill(self):
+        """Ends the command by closing its stream (the agent kills what it started) and waits for the reader."""
+        self._killed = True
+        self._close()
+        self._reader.join()
+
+    def send_stdin(self, data):
+        """Writes str (UTF-8), bytes or a binary file's contents to the command's stdin."""
+        for piece in chunks(data):
+            self._send(bytes([STDIN]) + piece)
+
+    def close_stdin(self):
+        """Ends the command's stdin (it reads end of file); its output goes on."""
+        self._send(bytes([CLOSE_SIGNAL, STDIN]))
+
+    def _send(self, message):
+        try:
+            self._sock.send(message, opcode=ABNF.OPCODE_BINARY)
+        except (WebSocketException, OSError):
+            raise DocksideError("CommandEnded", "the command's stream is closed: it has ended") from None
+
+    def _read(self):
+        try:
+            while True:
+                try:
+                    opcode, frame = self._sock.recv_data_frame(True)
+                except (WebSocketException, OSError):
+                    break
+                if opcode == ABNF.OPCODE_CLOSE:
+                    break
+                if opcode in (ABNF.OPCODE_BINARY, ABNF.OPCODE_TEXT) and len(frame.data) > 1:
+                    self._take(frame.data[0], frame.data[1:])
+            for channel, decoder in self._decoders.items():
+                self._emit(channel, decoder.decode(b"", final=True))
+            if not self._killed:
+                self.exit_code = exit_code(bytes(self._status))
+        except BaseException as exc:  # a callback's, or the error channel's failure: wait() raises it
+            self._error = exc
+        finally:
+            self._close()
+            self._sock.shutdown()  # frees the socket; only this thread reads it
+            self._done.set()
+
+    def _take(self, channel, data):
+        if channel == ERROR:
+            self._status += data
+        elif channel in self._out:
+            with self._lock:
+                self._out[channel] += data
+            self._emit(channel, self._decoders[channel].decode(data))
+
+    def _emit(self, channel, text):
+        if text and self._callbacks[channel]:
+            self._callbacks[channel](text)
+
+    def _close(self):
+        """Says goodbye and shuts the connection down; the reader's recv ends at once."""
+        try:
+            if self._sock.connected:
+                self._sock.send_close()
+        except (WebSocketException, OSError):
+            pass
+        raw = self._sock.sock
+        if raw is not None:
+            try:
+                raw.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # closed already
+
+
+def exit_code(status):
+    """The exit code in the error channel's Status: Success is 0, NonZeroExitCode carries it as an ExitCode
+    cause; any other failure (the command could not run) is raised in the agent's words."""
+    if not status:
+        raise DocksideError("StreamLost", "the exec stream ended before the command's exit status arrived")
+    st = json.loads(status)
+    if st.get("status") == "Success":
+        return 0
+    if st.get("reason") == "NonZeroExitCode":
+        for cause in (st.get("details") or {}).get("causes") or []:
+            if cause.get("reason", cause.get("type")) == "ExitCode":
+                return int(cause["message"])
+    raise DocksideError(st.get("reason") or "ExecFailed", st.get("message") or "the command could not run")
+
+
+class Commands:
+    """sbx.commands: commands streamed through the exec subresource (RBAC: create on sandboxes/exec in
+    subresources.dockside.dev, which dockside-edit has)."""
+
+    def __init__(self, api, namespace, name):
+        self._api, self._namespace, self._name = api, namespace, name
+
+    def run(self, cmd, stdin=None, timeout=60, on_stdout=None, on_stderr=None, background=False):
+        """Runs cmd (a shell command line, or an argv list run as it is) and returns its CommandResult; a
+        non-zero exit is a result, not an error. stdin (str, bytes or a binary file) is written and then
+        closed. on_stdout and on_stderr get the output as it is written. Past timeout seconds (None: no
+        limit) the stream is closed, which ends the command, and CommandTimeout is raised with the output so
+        far; a KeyboardInterrupt ends it the same way.
+
+        background=True returns a CommandHandle at once instead, its stdin left open for send_stdin (stdin,
+        when given, is written first) and timeout not applied (wait(timeout) or kill() it)."""
+        argv = argv_of(cmd)
+        sock = self._api.exec(self._namespace, self._name, argv, stdin=background or stdin is not None)
+        handle = CommandHandle(sock, on_stdout, on_stderr)
+        if background:
+            if stdin is not None:
+                handle.send_stdin(stdin)
+            return handle
+        try:
+            if stdin is not None:
+                threading.Thread(target=feed, args=(handle, stdin), name="dockside-stdin", daemon=True).start()
+            return handle.wait(timeout)
+        except WaitTimeout as exc:
+            handle.kill()
+            raise CommandTimeout("CommandTimeout", f"{argv[0]} ran past its {timeout}s timeout: its stream was "
+                                 "closed, which ended it", result=handle.result()) from None
+        except BaseException:
+            handle.kill()
+            raise
+
+
+def feed(handle, stdin):
+    """Writes stdin and closes it, on a thread of its own: a command that writes before it reads would
+    otherwise wait on us while we wait on it. A command that ends first ends this too."""
+    try:
+        handle.send_stdin(stdin)
+        handle.close_stdin()
+    except DocksideError:
+        pass

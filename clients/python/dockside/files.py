@@ -1,0 +1,183 @@
+"""sbx.files: the Sandbox's files through its files subresource (docs/design/dataplane-files.md): read, write,
+list, stat, remove, make a directory, and directories in and out as tar streams. Bodies stream both ways; none
+is held whole in memory except what read() returns."""
+
+import json
+import os
+import posixpath
+import shutil
+import tarfile
+import tempfile
+from datetime import datetime
+
+from .errors import ApiError
+
+BLOCK = 1 << 20  # bytes per read of a streamed body
+TIMEOUT = 300  # seconds without a byte before a transfer is given up (the agent spools bodies to disk first)
+
+
+class FileInfo:
+    """What stat and list report of one path: name, path, size, mode (permission bits as an int), mtime (a
+    datetime), type ("file", "dir", "symlink" or "other"), link (a symlink's target, else "")."""
+
+    def __init__(self, parent, info):
+        self.name = info["name"]
+        self.path = posixpath.join(parent, self.name) if parent else self.name
+        self.size = info.get("size", 0)
+        self.mode = int(info.get("mode") or "0", 8)
+        self.mtime = datetime.fromisoformat(info["mtime"].replace("Z", "+00:00")) if info.get("mtime") else None
+        self.type = info.get("type", "other")
+        self.link = info.get("link", "")
+
+    def __repr__(self):
+        return f"FileInfo({self.path!r}, type={self.type}, size={self.size}, mode={self.mode:04o})"
+
+
+class Files:
+    """The Sandbox's files, by absolute path in its primary container. Reading needs get on sandboxes/files in
+    subresources.dockside.dev, every change create (dockside-edit has both, dockside-view neither). A refusal
+    raises ApiError with the agent's reason and message (NotFound, Forbidden for the read-only root, Conflict
+    for a paused Sandbox, InsufficientStorage for a full mount, ...)."""
+
+    def __init__(self, api, namespace, name):
+        self._api, self._namespace, self._name = api, namespace, name
+
+    def read(self, path, format="text"):
+        """The file's contents: "text" (str, UTF-8), "bytes", or "stream" (an iterator of bytes blocks, for a
+        file larger than memory; read it to the end or close it)."""
+        if format not in ("text", "bytes", "stream"):
+            raise ValueError(f'format={format!r}: "text", "bytes" or "stream"')
+        blocks = self._blocks(self._call("GET", [("path", path)]))
+        if format == "stream":
+            return blocks
+        data = b"".join(blocks)
+        return data.decode("utf-8") if format == "text" else data
+
+    def write(self, path, data, mode=None):
+        """Replaces the file at path with data (str as UTF-8, bytes, or a binary file object, sent as it is
+        read), atomically: the agent writes a temporary file beside it and renames it. mode is the permission
+        bits (e.g. 0o755). Returns the new file's FileInfo."""
+        params = [("path", path)] + ([("mode", f"{mode:04o}")] if mode is not None else [])
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        return self._info(path, self._call("PUT", params, body=data, headers=length_header(data)))
+
+    def stat(self, path):
+        """FileInfo of what is at path (a last symlink not followed); ApiError NotFound when nothing is."""
+        return self._info(path, self._call("GET", [("op", "stat"), ("path", path)]))
+
+    def exists(self, path):
+        try:
+            self.stat(path)
+        except ApiError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def list(self, path):
+        """The entries of the directory at path, sorted by name, as FileInfo."""
+        entries = json.loads(self._read_all(self._call("GET", [("op", "list"), ("path", path)])))
+        return [FileInfo(path, e) for e in entries]
+
+    def remove(self, path, recursive=False):
+        """Removes the file or empty directory at path; with recursive, a directory and all it holds."""
+        params = [("path", path)] + ([("recursive", "true")] if recursive else [])
+        self._read_all(self._call("DELETE", params))
+
+    def make_dir(self, path, parents=True):
+        """Makes the directory at path (and its parents with parents). True when it was made, False when it
+        was there already (parents=True; without, that is an error as for mkdir)."""
+        params = [("op", "mkdir"), ("path", path)] + ([("parents", "true")] if parents else [])
+        resp = self._call("POST", params)
+        self._read_all(resp)
+        return resp.status == 201
+
+    def upload(self, local_dir, remote_dir):
+        """Copies the local directory's contents into remote_dir (made when missing) as one tar stream.
+        The archive is built in a temporary file first, so an unreadable local file fails before anything is
+        sent. Not atomic: an archive the agent refuses part way leaves the entries before that point."""
+        if not os.path.isdir(local_dir):
+            raise NotADirectoryError(f"{local_dir} is not a directory")
+        with tempfile.TemporaryFile() as spool:
+            with tarfile.open(fileobj=spool, mode="w", format=tarfile.PAX_FORMAT) as tar:
+                for entry in sorted(os.listdir(local_dir)):
+                    tar.add(os.path.join(local_dir, entry), arcname=entry)
+            spool.seek(0)
+            self.make_dir(remote_dir)
+            resp = self._call("PUT", [("op", "tar"), ("path", remote_dir)], body=spool,
+                              headers=length_header(spool, "application/x-tar"))
+            return self._info(remote_dir, resp)
+
+    def download(self, remote_dir, local_dir):
+        """Copies remote_dir's contents into local_dir (made when missing) from one tar stream, as it arrives.
+        Every entry must land inside local_dir (no absolute names, no .., no link leading out); permission
+        bits are kept, owners and set-uid bits are not. Returns the local paths written."""
+        os.makedirs(local_dir, exist_ok=True)
+        resp = self._call("GET", [("op", "tar"), ("path", remote_dir)])
+        try:
+            with tarfile.open(fileobj=resp, mode="r|") as tar:
+                return [extract(tar, member, local_dir) for member in tar]
+        finally:
+            resp.release_conn()
+
+    def _call(self, method, params, body=None, headers=None):
+        return self._api.files(self._namespace, self._name, method, params, body=body, headers=headers,
+                               timeout=TIMEOUT)
+
+    @staticmethod
+    def _blocks(resp):
+        try:
+            yield from resp.stream(BLOCK)
+        finally:
+            resp.release_conn()
+
+    def _read_all(self, resp):
+        return b"".join(self._blocks(resp))
+
+    def _info(self, path, resp):
+        return FileInfo(posixpath.dirname(path), json.loads(self._read_all(resp)))
+
+
+def length_header(body, content_type="application/octet-stream"):
+    """Content-Length of bytes or a seekable file from where it stands (an unseekable one goes chunked)."""
+    headers = {"Content-Type": content_type}
+    if isinstance(body, (bytes, bytearray)):
+        headers["Content-Length"] = str(len(body))
+    else:
+        try:
+            headers["Content-Length"] = str(os.fstat(body.fileno()).st_size - body.tell())
+        except (AttributeError, OSError, ValueError):
+            pass
+    return headers
+
+
+def inside(root, path):
+    return path == root or path.startswith(root + os.sep)
+
+
+def extract(tar, member, local_dir):
+    """Extracts one member of a streamed archive under local_dir, refusing one that would land outside it or
+    write through a link leading out (each path is resolved through the links extracted before it)."""
+    root = os.path.realpath(local_dir)
+    name = posixpath.normpath(member.name)
+    place = os.path.join(root, name)
+    if posixpath.isabs(member.name) or name == ".." or name.startswith("../") or \
+            not inside(root, os.path.realpath(os.path.dirname(place))):
+        raise ApiError("BadArchive", f"the archive's entry {member.name!r} would land outside {local_dir}")
+    if member.islnk() and not inside(root, os.path.realpath(os.path.join(root, member.linkname))):
+        raise ApiError("BadArchive", f"the archive's hard link {member.name} leads outside {local_dir}")
+    if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+        raise ApiError("BadArchive", f"the archive's entry {member.name} is not a file, directory or link")
+    if name == ".":
+        return root  # local_dir keeps its own mode
+    if os.path.lexists(place) and not (member.isdir() and os.path.isdir(place)):
+        if os.path.isdir(place) and not os.path.islink(place):
+            shutil.rmtree(place)
+        else:
+            os.remove(place)  # replaced, as tar -x replaces it (a link itself, never what it leads to)
+    if not os.path.lexists(place):
+        tar.extract(member, root, set_attrs=False)
+    if not member.issym():
+        os.chmod(place, member.mode & 0o777)
+    return place

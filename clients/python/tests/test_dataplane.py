@@ -1,0 +1,92 @@
+import json
+import unittest
+from unittest import mock
+
+from kubernetes import client
+from urllib3.exceptions import MaxRetryError
+from websocket import WebSocketBadStatusException
+
+from dockside import ApiError
+from dockside.api import Api
+from tests.stub import Response, status_body
+
+BASE = "/apis/subresources.dockside.dev/v1alpha1/namespaces/team/sandboxes/py"
+
+
+def api_client():
+    cfg = client.Configuration()
+    cfg.host = "https://127.0.0.1:6443"
+    cfg.api_key = {"authorization": "abc"}
+    cfg.api_key_prefix = {"authorization": "Bearer"}
+    return client.ApiClient(cfg)
+
+
+class ExecWireTest(unittest.TestCase):
+    def test_exec_opens_the_v5_channel_protocol_at_the_aggregated_path_with_the_token(self):
+        ac = api_client()
+        with mock.patch("kubernetes.stream.ws_client.create_websocket", return_value="sock") as create:
+            self.assertEqual(Api(ac).exec("team", "py", ["python3", "-c", "print(1)"], stdin=False), "sock")
+        cfg, url, headers = create.call_args.args
+        self.assertIs(cfg, ac.configuration)  # its TLS settings and client certificate
+        self.assertEqual(url, "wss://127.0.0.1:6443" + BASE + "/exec?command=python3&command=-c&command=print%281%29"
+                         "&stdin=false&stdout=true&stderr=true&tty=false")
+        self.assertEqual(headers, {"authorization": "Bearer abc", "sec-websocket-protocol": "v5.channel.k8s.io"})
+
+    def test_a_refused_exec_is_the_servers_status(self):
+        ac = api_client()
+        refusal = status_body(403, "Forbidden", 'sandboxes.subresources.dockside.dev "py" is forbidden: User "bob" '
+                              'cannot create resource "sandboxes/exec"')
+        ac.rest_client.pool_manager = mock.Mock()
+        ac.rest_client.pool_manager.urlopen.return_value = Response(403, refusal)
+        bad = WebSocketBadStatusException("Handshake status %d %s", 403, "Forbidden")
+        with mock.patch("kubernetes.stream.ws_client.create_websocket", side_effect=bad):
+            with self.assertRaises(ApiError) as caught:
+                Api(ac).exec("team", "py", ["true"], stdin=True)
+        self.assertEqual((caught.exception.reason, caught.exception.status), ("Forbidden", 403))
+        self.assertEqual(caught.exception.message, refusal["message"])
+        method, url = ac.rest_client.pool_manager.urlopen.call_args.args
+        self.assertEqual((method, url.split("?")[0]), ("GET", "https://127.0.0.1:6443" + BASE + "/exec"))
+
+    def test_an_unreachable_server_says_so(self):
+        with mock.patch("kubernetes.stream.ws_client.create_websocket", side_effect=ConnectionRefusedError(111, "refused")):
+            with self.assertRaisesRegex(ApiError, "ApiUnreachable: the exec stream could not be opened"):
+                Api(api_client()).exec("team", "py", ["true"], stdin=False)
+
+
+class FilesWireTest(unittest.TestCase):
+    def setUp(self):
+        self.ac = api_client()
+        self.pool = self.ac.rest_client.pool_manager = mock.Mock()
+
+    def test_a_request_goes_to_the_files_path_with_its_query_token_and_body(self):
+        self.pool.urlopen.return_value = Response(201, {"name": "a b"})
+        resp = Api(self.ac).files("team", "py", "PUT", [("path", "/workspace/a b"), ("mode", "0600")], body=b"xy",
+                                  headers={"Content-Length": "2"}, timeout=30)
+        self.assertEqual(json.loads(resp.read()), {"name": "a b"})
+        (method, url), kwargs = self.pool.urlopen.call_args
+        self.assertEqual((method, url), ("PUT", "https://127.0.0.1:6443" + BASE + "/files?path=%2Fworkspace%2Fa+b&mode=0600"))
+        self.assertEqual(kwargs["body"], b"xy")
+        self.assertEqual(kwargs["headers"], {"authorization": "Bearer abc", "Content-Length": "2"})
+        self.assertEqual((kwargs["preload_content"], kwargs["timeout"]), (False, 30))
+
+    def test_a_failure_is_the_agents_status(self):
+        self.pool.urlopen.return_value = Response(507, status_body(507, "InsufficientStorage", "the workspace is full: 64MiB"))
+        with self.assertRaises(ApiError) as caught:
+            Api(self.ac).files("team", "py", "PUT", [("path", "/workspace/big")], body=b"x")
+        self.assertEqual(str(caught.exception), "InsufficientStorage: the workspace is full: 64MiB")
+        self.assertEqual(caught.exception.status, 507)
+        self.assertTrue(self.pool.urlopen.return_value.released)
+
+    def test_an_answer_that_is_not_a_status_is_still_said(self):
+        self.pool.urlopen.return_value = Response(503, b"service unavailable")
+        with self.assertRaisesRegex(ApiError, "HTTP 503: service unavailable"):
+            Api(self.ac).files("team", "py", "GET", [("path", "/workspace/x")])
+
+    def test_an_unreachable_server_says_so(self):
+        self.pool.urlopen.side_effect = MaxRetryError(None, "/apis", "connection refused")
+        with self.assertRaisesRegex(ApiError, "ApiUnreachable"):
+            Api(self.ac).files("team", "py", "GET", [("path", "/workspace/x")])
+
+
+if __name__ == "__main__":
+    unittest.main()
