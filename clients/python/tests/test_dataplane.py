@@ -1,14 +1,16 @@
 import json
+import os
 import unittest
 from unittest import mock
 
 from kubernetes import client
 from urllib3.exceptions import MaxRetryError
-from websocket import WebSocketBadStatusException
+from websocket import ABNF, WebSocketBadStatusException
 
-from dockside import ApiError
+from dockside import ApiError, CommandTimeout, Sandbox
 from dockside.api import Api
 from tests.stub import Response, status_body
+from tests.wsserver import ExecServer
 
 BASE = "/apis/subresources.dockside.dev/v1alpha1/namespaces/team/sandboxes/py"
 
@@ -90,3 +92,65 @@ class FilesWireTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RealSocketTest(unittest.TestCase):
+    """commands over real sockets and the real websocket-client, against tests/wsserver.py."""
+
+    def sandbox(self, server):
+        self.addCleanup(server.close)
+        ac = api_client()
+        ac.configuration.host = server.url
+        return Sandbox(name="py", namespace="team", api=Api(ac))
+
+    def test_stdin_streams_in_and_output_out_and_the_close_signal_ends_stdin(self):
+        got = {}
+
+        def cat(conn):
+            data = b""
+            while True:
+                opcode, payload = conn.recv()
+                if payload[:1] == b"\x00":
+                    data += payload[1:]
+                    conn.send(1, payload[1:])
+                elif payload == b"\xff\x00":
+                    got["stdin"] = data
+                    conn.send(2, b"done\n")
+                    conn.exit(7)
+                    return
+
+        server = ExecServer(cat)
+        program = os.urandom(300_000)
+        res = self.sandbox(server).commands.run(["cat"], stdin=program, timeout=60)
+        self.assertEqual((res.exit_code, res.stdout_bytes, res.stderr), (7, program, "done\n"))
+        self.assertEqual(got["stdin"], program)
+        method, target, headers = server.requests[0]
+        self.assertEqual((method, target), ("GET", BASE + "/exec?command=cat&stdin=true&stdout=true&stderr=true&tty=false"))
+        self.assertEqual((headers["authorization"], headers["sec-websocket-protocol"], headers["upgrade"]),
+                         ("Bearer abc", "v5.channel.k8s.io", "websocket"))
+
+    def test_a_timeout_reaches_the_server_as_the_end_of_the_stream(self):
+        seen = []
+
+        def sleeper(conn):
+            conn.send(1, b"started\n")
+            while True:  # what the agent sees of the client until the connection ends
+                opcode, payload = conn.recv()
+                seen.append(opcode)
+                if opcode is None:
+                    return
+
+        server = ExecServer(sleeper)
+        with self.assertRaises(CommandTimeout) as caught:
+            self.sandbox(server).commands.run("sleep 600", timeout=0.5)
+        self.assertEqual(caught.exception.result.stdout, "started\n")
+        self.assertTrue(server.done.wait(30), "the server's side of the stream never ended")
+        self.assertEqual(seen, [ABNF.OPCODE_CLOSE, None])  # a close frame, then the connection shut
+
+    def test_a_refused_upgrade_is_the_servers_status(self):
+        body = json.dumps(status_body(409, "Conflict", 'Sandbox "py" is Paused: resume it first')).encode()
+        server = ExecServer(refusal=(409, body))
+        with self.assertRaisesRegex(ApiError, 'Conflict: Sandbox "py" is Paused: resume it first'):
+            self.sandbox(server).commands.run("true")
+        self.assertEqual([m for m, _, _ in server.requests], ["GET", "GET"])
+        self.assertEqual(server.requests[1][2].get("upgrade"), None)  # the second one asks for the Status only
