@@ -33,3 +33,17 @@ func TestExecURL(t *testing.T) {
 	_, _, err = parseArgs(execFlags(&execOptions{}), []string{"--timeout", "5s", "shell", "--", "true"})
 	g.Expect(err).To(MatchError(ContainSubstring("timeout")), "run's flags are not exec's")
 }
+
+func TestForwardSpec(t *testing.T) {
+	g := NewWithT(t)
+	svc, remote, local, err := forwardSpec([]string{"web:8080", "18080"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect([]any{svc, remote, local}).To(Equal([]any{"web", 8080, 18080}))
+	svc, remote, local, err = forwardSpec([]string{"6379"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect([]any{svc, remote, local}).To(Equal([]any{"", 6379, 6379}), "LOCAL defaults to PORT, the primary to none")
+	_, _, _, err = forwardSpec([]string{"web:http"})
+	g.Expect(err).To(MatchError(ContainSubstring(`"http" is not a port`)))
+	_, _, _, err = forwardSpec([]string{"80", "70000"})
+	g.Expect(err).To(MatchError(ContainSubstring(`"70000" is not a port`)))
+}

@@ -11,6 +11,7 @@
 //	logs        the output tail of a finished run
 //	cp          copy a file or a directory, of any size, into or out of a Sandbox (files subresource)
 //	ls          list a directory of a Sandbox (files subresource)
+//	port-forward forward a local port to a port of the Sandbox or of one of its services
 //
 // Each verb's -h says what it does and its exit codes.
 package main
@@ -36,6 +37,7 @@ Verbs:
   logs        SANDBOX                       print a finished run's output tail
   cp          SANDBOX:PATH LOCAL | LOCAL SANDBOX:PATH   copy a file or directory out or in
   ls          SANDBOX [PATH]                list a directory of a Sandbox
+  port-forward SANDBOX [SERVICE:]PORT [LOCAL]  forward a local port to the Sandbox's or a service's port
 
 Every verb takes --kubeconfig, --context and -n/--namespace, and -h for its own usage.
 Exit codes of every verb but exec and run: 0 done, 1 Dockside or the API server reported a failure (printed),
@@ -47,13 +49,14 @@ Exit codes of every verb but exec and run: 0 done, 1 Dockside or the API server 
 // Sandbox's name is the command's).
 func verbs() map[string]verb {
 	return map[string]verb{
-		"pause":      lifecycleVerb(dsv1alpha1.LifecyclePaused, pauseUsage),
-		"resume":     lifecycleVerb(dsv1alpha1.LifecycleRunning, resumeUsage),
-		"checkpoint": checkpointVerb(),
-		"restore":    restoreVerb(),
-		"logs":       logsVerb(),
-		"cp":         cpVerb(),
-		"ls":         lsVerb(),
+		"pause":        lifecycleVerb(dsv1alpha1.LifecyclePaused, pauseUsage),
+		"resume":       lifecycleVerb(dsv1alpha1.LifecycleRunning, resumeUsage),
+		"checkpoint":   checkpointVerb(),
+		"restore":      restoreVerb(),
+		"logs":         logsVerb(),
+		"cp":           cpVerb(),
+		"ls":           lsVerb(),
+		"port-forward": portForwardVerb(),
 	}
 }
 

@@ -230,8 +230,8 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, c
 	switch t.Subresource {
 	case Exec:
 		serveExec(w, r, s.opts.Driver, topology.NamesOf(sbx).Primary())
-	default:
-		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "sandboxes/%s is not served by this agent yet", t.Subresource)
+	case PortForward:
+		servePortForward(w, r, s.opts.Driver, sbx)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -142,10 +143,12 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 					Stdin: in, Stdout: out, Tty: true, TerminalSizeQueue: &oneSize{ctx: ctx},
 				}, "sh")
 			}()
-			_, err := io.WriteString(feed, "stty size\n")
-			Expect(err).NotTo(HaveOccurred())
-			Eventually(out.String, time.Minute).Should(ContainSubstring("45 123"))
-			_, err = io.WriteString(feed, "exit 7\n")
+			// The size is set a moment after the shell starts: a stty typed before it reports none, so ask again.
+			Eventually(func() string {
+				_, _ = io.WriteString(feed, "stty size\n")
+				return out.String()
+			}).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(ContainSubstring("45 123"))
+			_, err := io.WriteString(feed, "exit 7\n")
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(done, time.Minute).Should(Receive(&err))
 			var exit utilexec.CodeExitError
@@ -171,6 +174,36 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 		res := dockside("exec", "", "-n", ns, "frozen", "--", "true")
 		Expect(res.code).To(Equal(125))
 		Expect(res.stderr).To(ContainSubstring(`Sandbox "frozen" is Paused: resume it first (kubectl dockside resume frozen)`))
+	})
+
+	It("forwards a local port to a port of the Sandbox's service (kubectl dockside port-forward)", func() {
+		web, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "dockside_v1alpha1_sandboxservice_web.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		apply(ns, string(web))
+		apply(ns, "apiVersion: dockside.dev/v1alpha1\nkind: Sandbox\nmetadata: {name: served}\nspec: {image: dockside.dev/busybox:local, services: [web]}\n")
+		DeferCleanup(func() { deleteAndExpectGone(ns, "served") })
+		waitFor(ns, "sandbox/served", "condition=Ready", 3*time.Minute)
+		bin, err := filepath.Abs(agentproc.BinDir())
+		Expect(err).NotTo(HaveOccurred())
+		local := freePort()
+		cmd := exec.Command(cp.KubectlPath, "dockside", "port-forward", "-n", ns, "served", "web:8080", fmt.Sprint(local))
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		Expect(cmd.Start()).To(Succeed())
+		Eventually(out.String, time.Minute).Should(ContainSubstring(fmt.Sprintf("Forwarding from 127.0.0.1:%d -> 8080", local)))
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", local))
+		Expect(err).NotTo(HaveOccurred(), out.String())
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(body)).To(Equal("ok\n"), "the web service's page, through the API server and the agent")
+		Expect(cmd.Process.Signal(os.Interrupt)).To(Succeed())
+		Expect(cmd.Wait()).To(Succeed(), out.String())
+
+		res := dockside("port-forward", "", "-n", ns, "served", "db:6379", fmt.Sprint(freePort()))
+		Expect(res.code).To(Equal(1))
+		Expect(res.stderr).To(ContainSubstring(`Sandbox "served" runs no SandboxService "db" (spec.services: [web])`))
 	})
 
 	It("serves the Python client's stream module unchanged", func() {

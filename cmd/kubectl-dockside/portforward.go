@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
+)
+
+const portForwardUsage = `Usage: kubectl dockside port-forward [flags] SANDBOX [SERVICE:]PORT [LOCAL]
+
+Forwards LOCAL (default: PORT) on this machine's loopback to PORT of the Sandbox's primary container, or of
+its instance of the SandboxService SERVICE, through the API server (subresources.dockside.dev,
+docs/design/dataplane.md), as kubectl port-forward does for a pod, until interrupted. The container needs a
+network (a Sandbox of network mode None has no port to reach; its services always do).
+Exit codes: 0 interrupted after forwarding, 1 the forward failed (the message says why), 2 usage.
+`
+
+func portForwardVerb() verb {
+	k := &kubeFlags{}
+	address := "127.0.0.1"
+	return verb{
+		usage: portForwardUsage, minArgs: 2, maxArgs: 3,
+		flags: func(fs *flag.FlagSet) {
+			k.add(fs)
+			fs.StringVar(&address, "address", address, "local address to listen on")
+		},
+		run: func(ctx context.Context, args []string) error {
+			service, remote, local, err := forwardSpec(args[1:])
+			if err != nil {
+				return usageError("%v", err)
+			}
+			return portForward(ctx, k, args[0], service, address, remote, local)
+		},
+	}
+}
+
+// forwardSpec reads [SERVICE:]PORT [LOCAL].
+func forwardSpec(args []string) (service string, remote, local int, err error) {
+	port := args[0]
+	if svc, p, ok := strings.Cut(port, ":"); ok {
+		service, port = svc, p
+	}
+	if remote, err = portNumber(port); err != nil {
+		return "", 0, 0, err
+	}
+	local = remote
+	if len(args) == 2 {
+		if local, err = portNumber(args[1]); err != nil {
+			return "", 0, 0, err
+		}
+	}
+	return service, remote, local, nil
+}
+
+func portNumber(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("%q is not a port (1 to 65535)", s)
+	}
+	return n, nil
+}
+
+// portForward forwards until ctx ends (Ctrl-C), over SPDY as kubectl port-forward does.
+func portForward(ctx context.Context, k *kubeFlags, sandbox, service, address string, remote, local int) error {
+	cfg, ns, err := k.config()
+	if err != nil {
+		return err
+	}
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return fmt.Errorf("the API server's address: %w", err)
+	}
+	u := base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", sandbox, "portforward")
+	if service != "" {
+		u.RawQuery = url.Values{"service": {service}}.Encode()
+	}
+	transport, upgrader, err := spdy.RoundTripperFor(cfg)
+	if err != nil {
+		return fmt.Errorf("the SPDY transport: %w", err)
+	}
+	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	ready := make(chan struct{})
+	fw, err := portforward.NewOnAddresses(dialer, []string{address}, []string{fmt.Sprintf("%d:%d", local, remote)}, ctx.Done(), ready, os.Stdout, os.Stderr)
+	if err != nil {
+		return fmt.Errorf("listening on %s:%d: %w", address, local, err)
+	}
+	if err := fw.ForwardPorts(); err != nil {
+		return fmt.Errorf("forwarding %s:%d: %w", address, local, err)
+	}
+	return nil
+}
