@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -65,23 +63,18 @@ func startEnv(ctx context.Context, dir, node string, capacity int, agentCmd agen
 // startServingEnv is startEnv with the real agent, which also serves the data plane (exec and files through
 // the API server's aggregated group), set up as make run sets it up.
 func startServingEnv(ctx context.Context, dir, node string, capacity int) (*env, error) {
-	addr, err := loopback.FreeAddr()
+	ports, err := loopback.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	_, port, _ := net.SplitHostPort(addr)
-	n, err := strconv.Atoi(port)
-	if err != nil {
-		return nil, err
-	}
-	dp := &controlplane.Dataplane{Port: int32(n), CertDir: filepath.Join(dir, "pki")}
+	dp := &controlplane.Dataplane{Port: int32(ports[0]), CertDir: filepath.Join(dir, "pki")}
 	e, err := startControlPlane(dir, node, dp)
 	if err != nil {
 		return nil, err
 	}
 	serving := func(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd {
 		cmd := realAgent(node, kubeconfig, metricsAddr, capacity)
-		cmd.Args = append(cmd.Args, "--dataplane-bind-address="+addr, "--dataplane-cert-dir="+dp.AgentCertDir())
+		cmd.Args = append(cmd.Args, fmt.Sprintf("--dataplane-bind-address=127.0.0.1:%d", dp.Port), "--dataplane-cert-dir="+dp.AgentCertDir())
 		return cmd
 	}
 	if e.agent, err = e.startAgent(ctx, dir, node, capacity, serving); err != nil {

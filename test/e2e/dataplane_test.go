@@ -4,54 +4,28 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/dockside-dev/dockside/test/internal/agentproc"
+	"github.com/dockside-dev/dockside/test/internal/loopback"
+	"github.com/dockside-dev/dockside/test/internal/sandboxexec"
+	"github.com/dockside-dev/dockside/test/internal/syncbuffer"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 )
-
-// freePort is a loopback port nothing listens on now.
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// syncBuffer is an output the spec reads while the stream writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // oneSize is a terminal whose size is set once.
 type oneSize struct {
@@ -68,19 +42,18 @@ func (q *oneSize) Next() *remotecommand.TerminalSize {
 	return nil
 }
 
+// freePort is a loopback port nothing listens on now.
+func freePort() int {
+	GinkgoHelper()
+	ports, err := loopback.FreePorts(1)
+	Expect(err).NotTo(HaveOccurred())
+	return ports[0]
+}
+
 // clientExec runs command in the Sandbox with client-go's executor of protocol ("websocket" or "spdy").
 func clientExec(ctx context.Context, cfg *rest.Config, protocol, ns, name string, tty bool, opts remotecommand.StreamOptions, command ...string) error {
-	base, _, err := rest.DefaultServerUrlFor(cfg)
-	Expect(err).NotTo(HaveOccurred())
-	u := base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", name, "exec")
-	u.RawQuery = url.Values{"command": command, "stdin": {fmt.Sprint(opts.Stdin != nil)}, "stdout": {"true"},
-		"stderr": {fmt.Sprint(!tty)}, "tty": {fmt.Sprint(tty)}}.Encode()
-	var executor remotecommand.Executor
-	if protocol == "websocket" {
-		executor, err = remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
-	} else {
-		executor, err = remotecommand.NewSPDYExecutor(cfg, "POST", u)
-	}
+	executor, err := sandboxexec.Executor(cfg, protocol, ns, name, url.Values{"command": command,
+		"stdin": {fmt.Sprint(opts.Stdin != nil)}, "stdout": {"true"}, "stderr": {fmt.Sprint(!tty)}, "tty": {fmt.Sprint(tty)}})
 	Expect(err).NotTo(HaveOccurred())
 	return executor.StreamWithContext(ctx, opts)
 }
@@ -109,7 +82,7 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 		Expect(err).NotTo(HaveOccurred())
 		stdout, err := cmd.StdoutPipe()
 		Expect(err).NotTo(HaveOccurred())
-		var stderr syncBuffer
+		var stderr syncbuffer.Buffer
 		cmd.Stderr = &stderr
 		Expect(cmd.Start()).To(Succeed())
 		lines := make(chan string, 4)
@@ -136,7 +109,7 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 		It("gives a terminal of the client's size and the shell's exit code ("+protocol+")", func(ctx SpecContext) {
 			in, feed := io.Pipe()
 			DeferCleanup(feed.Close)
-			out := &syncBuffer{}
+			out := &syncbuffer.Buffer{}
 			done := make(chan error, 1)
 			go func() {
 				done <- clientExec(ctx, cp.Config, protocol, ns, "box", true, remotecommand.StreamOptions{
@@ -188,7 +161,7 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 		local := freePort()
 		cmd := exec.Command(cp.KubectlPath, "dockside", "port-forward", "-n", ns, "served", "web:8080", fmt.Sprint(local))
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-		out := &syncBuffer{}
+		out := &syncbuffer.Buffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		Expect(cmd.Start()).To(Succeed())
 		Eventually(out.String, time.Minute).Should(ContainSubstring(fmt.Sprintf("Forwarding from 127.0.0.1:%d -> 8080", local)))

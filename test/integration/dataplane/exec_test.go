@@ -28,6 +28,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/topology"
+	"github.com/dockside-dev/dockside/test/internal/sandboxexec"
 )
 
 const image = "dockside.dev/busybox:local"
@@ -77,17 +78,8 @@ func echoHandler(node string) func(context.Context, string, dd.StreamExecRequest
 // execThrough runs command in the Sandbox as kubectl exec does, with the executor named: "websocket" or
 // "spdy". It returns stdout and the error (a CodeExitError for an exit code).
 func execThrough(cfg *rest.Config, protocol, ns, name, stdin string, command ...string) (string, error) {
-	base, _, err := rest.DefaultServerUrlFor(cfg)
-	Expect(err).NotTo(HaveOccurred())
-	u := base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", name, "exec")
-	q := url.Values{"command": command, "stdout": {"true"}, "stderr": {"true"}, "stdin": {fmt.Sprint(stdin != "")}}
-	u.RawQuery = q.Encode()
-	var exec remotecommand.Executor
-	if protocol == "websocket" {
-		exec, err = remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
-	} else {
-		exec, err = remotecommand.NewSPDYExecutor(cfg, "POST", u)
-	}
+	exec, err := sandboxexec.Executor(cfg, protocol, ns, name,
+		url.Values{"command": command, "stdout": {"true"}, "stderr": {"true"}, "stdin": {fmt.Sprint(stdin != "")}})
 	Expect(err).NotTo(HaveOccurred())
 	var out, errOut bytes.Buffer
 	opts := remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut}

@@ -22,22 +22,21 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/controlplane"
 	"github.com/dockside-dev/dockside/internal/dataplane"
+	"github.com/dockside-dev/dockside/test/internal/envtestenv"
+	"github.com/dockside-dev/dockside/test/internal/loopback"
 )
 
 const leaseNamespace = "kube-system"
 
 var (
-	cp       *controlplane.ControlPlane
+	env      *envtestenv.Env
 	k8s      client.Client
 	certDir  string
 	nodes    = map[string]*agentNode{} // by node name
@@ -57,21 +56,13 @@ func TestDataplane(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	ports := freePorts(2)
-	dir := GinkgoT().TempDir()
-	certDir = filepath.Join(dir, "pki")
-	var err error
-	cp, err = controlplane.Start(controlplane.Options{
-		CRDDir:    filepath.Join(repoRoot, "config", "crd", "bases"),
-		Dataplane: &controlplane.Dataplane{Port: int32(ports[0]), CertDir: certDir},
-	})
+	ports, err := loopback.FreePorts(2)
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(cp.Stop()).To(Succeed()) })
-	scheme := runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
-	k8s, err = client.New(cp.Config, client.Options{Scheme: scheme})
+	certDir = filepath.Join(GinkgoT().TempDir(), "pki")
+	env, err = envtestenv.Start(controlplane.Options{Dataplane: &controlplane.Dataplane{Port: int32(ports[0]), CertDir: certDir}})
 	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
+	k8s = env.Client
 	applyUserRoles()
 	// node-a is where the APIService's Service points; node-b is reached only by forwarding.
 	for i, name := range []string{"node-a", "node-b"} {
@@ -133,7 +124,7 @@ func applyUserRoles() {
 
 // userConfig makes user and binds it to role in each of namespaces.
 func userConfig(user, role string, namespaces ...string) *rest.Config {
-	cfg, err := cp.AddUser(user)
+	cfg, err := env.AddUser(user)
 	Expect(err).NotTo(HaveOccurred())
 	for _, ns := range namespaces {
 		Expect(k8s.Create(context.Background(), &rbacv1.RoleBinding{
@@ -147,15 +138,4 @@ func userConfig(user, role string, namespaces ...string) *rest.Config {
 
 func namespace(name string) {
 	Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
-}
-
-func freePorts(n int) []int {
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		Expect(err).NotTo(HaveOccurred())
-		defer l.Close()
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -15,6 +14,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/test/internal/syncbuffer"
 )
 
 // What only a real daemon can show of StreamExec: the processes of an exec end with it, a terminal is a
@@ -76,7 +76,7 @@ var _ = Describe("StreamExec", func() {
 	It("gives a terminal of the client's size, and Ctrl-C interrupts its foreground command", func(ctx SpecContext) {
 		in, feed := io.Pipe()
 		DeferCleanup(feed.Close)
-		out := &syncBuffer{}
+		out := &syncbuffer.Buffer{}
 		resize := make(chan dd.TermSize, 1)
 		done := make(chan dd.StreamExecResult, 1)
 		go func() {
@@ -112,21 +112,3 @@ var _ = Describe("StreamExec", func() {
 		Expect(res.ExitCode).To(Equal(7))
 	})
 })
-
-// syncBuffer is a writer the spec reads while the exec writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

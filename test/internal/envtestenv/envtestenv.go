@@ -36,17 +36,21 @@ type Env struct {
 	Client client.Client
 }
 
-// Start starts etcd and kube-apiserver with Dockside's CRDs (config/crd/bases) installed.
-func Start() (*Env, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return nil, err
+// Start starts etcd and kube-apiserver as opts say, with Dockside's CRDs (config/crd/bases) installed when
+// opts name no other CRDs.
+func Start(opts controlplane.Options) (*Env, error) {
+	if opts.CRDDir == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return nil, err
+		}
+		opts.CRDDir = filepath.Join(root, "config", "crd", "bases")
 	}
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
 	}
-	cp, err := controlplane.Start(controlplane.Options{CRDDir: filepath.Join(root, "config", "crd", "bases")})
+	cp, err := controlplane.Start(opts)
 	if err != nil {
 		return nil, fmt.Errorf("starting the envtest control plane: %w", err)
 	}
