@@ -19,8 +19,9 @@ import (
 // limits and workspaces, see footprint.go) add up to at most Options.AllocatableMemory. Every Sandbox the
 // node holds counts, a finished run too until it is deleted (it keeps its workspace and holder), but a
 // settled topology counts only what it keeps. Binding an unbound Sandbox needs room beside every Sandbox
-// bound to the node; a Sandbox its author bound to the node directly is admitted (given the cleanup
-// finalizer, after which the agent builds it) only while it fits beside those admitted. Both are counted
+// bound to the node, and the agent that binds one admits it in the same write (gives it the cleanup
+// finalizer, after which the agent builds it); a Sandbox its author bound to the node directly is admitted
+// only while it fits beside those admitted. Both are counted
 // from the node's cache plus the binds and admissions this agent made a moment ago (which the cache may not
 // show yet), under one lock, so neither a lagging cache nor concurrent passes can overfill the node. A spec
 // change of an admitted Sandbox is not admitted again: what it then holds counts from the next admission on.
@@ -65,8 +66,10 @@ func (r *Reconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandb
 	return ctrl.Result{RequeueAfter: r.Options.BindRetry}, nil
 }
 
-// bind sets spec.nodeName to this node when the node has room. handled is true when the Sandbox is bound,
-// by this agent or (a lost race) another.
+// bind sets spec.nodeName to this node when the node has room, and admits the Sandbox (the cleanup finalizer)
+// in the same write: binding asks for room beside every Sandbox bound here, admission only beside those
+// admitted, so a Sandbox that may be bound may be admitted too. handled is true when the Sandbox is bound, by
+// this agent or (a lost race) another.
 func (r *Reconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled bool, err error) {
 	r.admission.Lock()
 	defer r.admission.Unlock()
@@ -76,6 +79,7 @@ func (r *Reconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled
 	}
 	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	sbx.Spec.NodeName = r.Options.Node
+	controllerutil.AddFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
 	switch err := r.Patch(ctx, sbx, patch); {
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		// Another agent bound it, or it changed or went; a still unbound one comes back with its watch event.

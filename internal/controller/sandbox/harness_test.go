@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,29 @@ type harness struct {
 	requeues chan event.TypedGenericEvent[*dsv1alpha1.Sandbox] // the passes wakeups asked for
 	egress   gateways                                          // where the egress proxy is served
 	probeAge atomic.Int64                                      // how far the prober's clock is ahead, in ns (checkAgain)
+
+	writesMu sync.Mutex
+	writes   []string // every API write the reconciler made, "<verb> <kind>[/<subresource>]", in order
+}
+
+// wrote logs an API write of obj.
+func (h *harness) wrote(verb string, obj client.Object, sub string) {
+	kind := fmt.Sprintf("%T", obj)[len("*v1alpha1."):]
+	if sub != "" {
+		kind += "/" + sub
+	}
+	h.writesMu.Lock()
+	defer h.writesMu.Unlock()
+	h.writes = append(h.writes, verb+" "+kind)
+}
+
+// apiWrites returns the API writes logged so far and forgets them.
+func (h *harness) apiWrites() []string {
+	h.writesMu.Lock()
+	defer h.writesMu.Unlock()
+	w := h.writes
+	h.writes = nil
+	return w
 }
 
 // gateways records where the reconciler serves the egress proxy.
@@ -169,7 +193,28 @@ func (h *harness) interceptor() interceptor.Funcs {
 			if err := fault("patch "+sub, obj); err != nil {
 				return err
 			}
+			h.wrote("patch", obj, sub)
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			h.wrote("update", obj, sub)
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			h.wrote("patch", obj, "")
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			h.wrote("update", obj, "")
+			return c.Update(ctx, obj, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			h.wrote("create", obj, "")
+			return c.Create(ctx, obj, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			h.wrote("delete", obj, "")
+			return c.Delete(ctx, obj, opts...)
 		},
 	}
 }

@@ -12,22 +12,6 @@ import (
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
-// followPrimary settles the Sandbox when its primary ended or vanished, before anything else is looked at:
-// a run that finished has its result even when its services stopped around the same time.
-func (r *Reconciler) followPrimary(ctx context.Context, s *scope) (bool, error) {
-	c := s.containers[s.primaryName()]
-	switch {
-	case topology.Ended(c):
-		return r.primaryEnded(ctx, s, c)
-	case !c.Exists && s.sbx.Status.ContainerID != "":
-		if s.isRun() {
-			return r.loseRun(s)
-		}
-		return r.poison(ctx, s, dsv1alpha1.ReasonPrimaryExited, "the primary container was removed")
-	}
-	return false, nil
-}
-
 // ensurePrimary creates and starts the primary once every service is ready, and enforces
 // activeDeadlineSeconds from the host by killing it. A primary that ran is never started again: only a
 // created one is started.

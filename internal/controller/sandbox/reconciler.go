@@ -7,6 +7,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -179,15 +180,14 @@ func cleanedUp(sbx *dsv1alpha1.Sandbox) bool {
 	return !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
 }
 
-// reconcileNormal converges the Sandbox one step after another; a step that has to wait, or that settles
-// the Sandbox, ends the pass. Every step is idempotent, so a pass cut short anywhere is simply run again.
+// reconcileNormal converges the Sandbox one step after another, in the order of the files step1_observe.go to
+// step5_lifecycle.go; a step that has to wait, or that settles the Sandbox, ends the pass. A start past its
+// deadline is failed at the end (startup.go). Every step is idempotent, so a pass cut short anywhere is simply
+// run again.
 func (r *Reconciler) reconcileNormal(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	s := newScope(sbx)
 	var err error
-	for _, run := range []step{
-		r.observe, r.resolveSpec, r.ensureTopology, r.releaseSecretFiles, r.removeFailedStart, r.holdSettled, r.followPrimary, r.trackStartup,
-		r.checkNames, r.checkContainment, r.ensureImages, r.ensureSecretFiles, r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary, r.ensureLifecycle,
-	} {
+	for _, run := range slices.Concat(r.observeSteps(), r.settleSteps(), r.gateSteps(), r.buildSteps(), r.lifecycleSteps()) {
 		var stop bool
 		stepCtx, cancel := s.bound(ctx) // a step of a start gets only the time left before its deadline
 		stop, err = run(stepCtx, s)

@@ -92,10 +92,11 @@ func TestReconcileBuildsAndCleansUp(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			got := h.get(tc.sbx)
 			g.Expect(controllerutil.ContainsFinalizer(got, dsv1alpha1.FinalizerCleanup)).To(BeTrue(), "admitted")
-			g.Expect(got.Status.TopologyGeneration).To(Equal(int64(1)))
-			g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxStarting))
+			g.Expect(got.Status.TopologyGeneration).To(Equal(int64(1)), "the first generation, built in the pass that records it")
 
-			got = h.passUntil(g, tc.sbx, 5, isReady)
+			if !isReady(got) { // a service's readiness check takes passes of its own
+				got = h.passUntil(g, tc.sbx, 5, isReady)
+			}
 			names := topology.NamesOf(got)
 			g.Expect(h.container(names.Holder()).Exists).To(BeFalse(), "Ready before the workspace holder is made")
 			got = h.holderPass(g, got)

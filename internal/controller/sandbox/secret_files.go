@@ -250,23 +250,3 @@ func secretArchive(files []dsv1alpha1.SecretFile, values [][]byte, uid, gid int)
 	_ = tw.Close()
 	return buf.Bytes()
 }
-
-// releaseSecretFiles removes secrets holders that hold files no start needs any more: once the primary
-// they were written for has started (it holds the volume itself from then on), once the topology settled,
-// and any of an older generation. Without a holder and a running primary, the volume's files are gone.
-func (r *Reconciler) releaseSecretFiles(ctx context.Context, s *scope) (bool, error) {
-	for name, c := range s.containers {
-		owner, role, service := dd.OwnerFromLabels(c.Labels)
-		if role != dsv1alpha1.RoleHolder || service != secretsHolderService {
-			continue
-		}
-		if owner.Generation == s.gen() && !s.started() && !topology.Settled(s.sbx) {
-			continue
-		}
-		if err := r.Driver.RemoveContainer(ctx, name); err != nil {
-			return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing the holder of the secret files", err)
-		}
-		delete(s.containers, name)
-	}
-	return false, nil
-}

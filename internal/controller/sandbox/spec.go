@@ -14,29 +14,6 @@ import (
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
-// resolveSpec reads the SandboxServices the spec names and hashes what the topology would be built from.
-// A missing SandboxService is noted, not failed: whether it matters depends on the topology's state.
-func (r *Reconciler) resolveSpec(ctx context.Context, s *scope) (bool, error) {
-	s.services = make([]*dsv1alpha1.SandboxService, len(s.sbx.Spec.Services))
-	for i, name := range s.sbx.Spec.Services {
-		svc := &dsv1alpha1.SandboxService{}
-		err := r.Get(ctx, types.NamespacedName{Namespace: s.sbx.Namespace, Name: name}, svc)
-		switch {
-		case apierrors.IsNotFound(err):
-			if s.missing == "" {
-				s.missing = name
-			}
-		case err != nil:
-			return s.fail(dsv1alpha1.ReasonServiceNotFound, "reading SandboxService "+name, err)
-		default:
-			s.services[i] = svc
-		}
-	}
-	s.hash = topology.Hash(&s.sbx.Spec, s.sbx.Spec.Services, s.services)
-	s.resolved = true
-	return false, nil
-}
-
 // primarySpec is the primary container; Env holds the agent's defaults, to which create adds the spec's.
 func (r *Reconciler) primarySpec(s *scope) dd.ContainerSpec {
 	spec := s.sbx.Spec

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -34,29 +33,6 @@ var startupTimeouts = map[string]string{
 	dsv1alpha1.ReasonStartFailed:            dsv1alpha1.ReasonStartTimeout,
 	dsv1alpha1.ReasonCreating:               dsv1alpha1.ReasonStartTimeout,
 	dsv1alpha1.ReasonRollingTopology:        dsv1alpha1.ReasonStartTimeout,
-}
-
-// trackStartup starts the clock of the current topology generation's start (status.startup) and, while
-// the start goes on, sets its deadline: the steps after it get only the time left (scope.bound), and a
-// wakeup comes at the deadline whatever else happens.
-func (r *Reconciler) trackStartup(_ context.Context, s *scope) (bool, error) {
-	st := &s.sbx.Status
-	if s.started() {
-		r.Wake.Cancel(s.key()) // a start that is over needs no pass at its deadline
-		return false, nil
-	}
-	if st.Startup == nil || st.Startup.TopologyGeneration != st.TopologyGeneration {
-		// Microseconds, as the API server keeps them, so that every pass computes the same deadline.
-		st.Startup = &dsv1alpha1.StartupStatus{TopologyGeneration: st.TopologyGeneration, StartTime: metav1.NewMicroTime(time.Now().Truncate(time.Microsecond))}
-	}
-	s.startupDeadline = st.Startup.StartTime.Add(startupDeadline(s.sbx))
-	if !time.Now().Before(s.startupDeadline) {
-		// Every Docker call would be cut at once: the start stands where the last pass left it.
-		s.outcome = lastOutcome(s.sbx)
-		return true, nil
-	}
-	r.Wake.At(s.key(), s.startupDeadline)
-	return false, nil
 }
 
 // lastOutcome is the outcome the last pass recorded.
@@ -111,20 +87,4 @@ func (r *Reconciler) enforceStartupDeadline(ctx context.Context, s *scope, err e
 	ctrl.LoggerFrom(ctx).Info("Startup deadline passed", "reason", reason, "detail", s.outcome.message)
 	r.event(s.sbx, true, EventStartupFailed, "Fail", "%s; what the start built is removed, the workspace kept", msg)
 	return nil
-}
-
-// removeFailedStart removes the containers and network of a topology poisoned before its primary ever ran
-// (the startup deadline passed, or a service failed on the way): nothing of it ran that is worth keeping
-// stopped, and its network holds address space. The workspace and its holder stay. A topology poisoned
-// after its primary ran is only stopped (holdSettled).
-func (r *Reconciler) removeFailedStart(ctx context.Context, s *scope) (bool, error) {
-	if !topology.Poisoned(s.sbx) || s.started() {
-		return false, nil
-	}
-	if err := r.removeTopology(ctx, s, 0); err != nil {
-		return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing what the failed start built", err)
-	}
-	s.sbx.Status.NetworkID = ""
-	r.releaseSubnet(string(s.sbx.UID)) // no network of the Sandbox is left to hold it
-	return false, nil
 }

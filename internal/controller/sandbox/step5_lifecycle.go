@@ -10,6 +10,11 @@ import (
 	"github.com/dockside-dev/dockside/internal/status"
 )
 
+// Step 5 of a pass, lifecycle: a built topology is paused or running as spec.lifecycle asks.
+func (r *Reconciler) lifecycleSteps() []step {
+	return []step{r.ensureLifecycle}
+}
+
 // pausedMessage is what a Sandbox frozen as its spec asks reports.
 const pausedMessage = "frozen as spec.lifecycle asks; processes, memory and files are kept"
 

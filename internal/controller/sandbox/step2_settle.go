@@ -18,7 +18,50 @@ import (
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
+// Step 2 of a pass, settle: a topology that has ended for good (a finished run, a session past its deadline,
+// a poisoned topology) is kept as it ended, with what it no longer needs let go, and a primary that ended or
+// vanished settles the Sandbox before anything else is looked at.
+func (r *Reconciler) settleSteps() []step {
+	return []step{r.releaseSecretFiles, r.removeFailedStart, r.holdSettled, r.followPrimary}
+}
+
 const sessionDeadlineMessage = "the session reached activeDeadlineSeconds and was stopped"
+
+// releaseSecretFiles removes secrets holders that hold files no start needs any more: once the primary
+// they were written for has started (it holds the volume itself from then on), once the topology settled,
+// and any of an older generation. Without a holder and a running primary, the volume's files are gone.
+func (r *Reconciler) releaseSecretFiles(ctx context.Context, s *scope) (bool, error) {
+	for name, c := range s.containers {
+		owner, role, service := dd.OwnerFromLabels(c.Labels)
+		if role != dsv1alpha1.RoleHolder || service != secretsHolderService {
+			continue
+		}
+		if owner.Generation == s.gen() && !s.started() && !topology.Settled(s.sbx) {
+			continue
+		}
+		if err := r.Driver.RemoveContainer(ctx, name); err != nil {
+			return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing the holder of the secret files", err)
+		}
+		delete(s.containers, name)
+	}
+	return false, nil
+}
+
+// removeFailedStart removes the containers and network of a topology poisoned before its primary ever ran
+// (the startup deadline passed, or a service failed on the way): nothing of it ran that is worth keeping
+// stopped, and its network holds address space. The workspace and its holder stay. A topology poisoned
+// after its primary ran is only stopped (holdSettled).
+func (r *Reconciler) removeFailedStart(ctx context.Context, s *scope) (bool, error) {
+	if !topology.Poisoned(s.sbx) || s.started() {
+		return false, nil
+	}
+	if err := r.removeTopology(ctx, s, 0); err != nil {
+		return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing what the failed start built", err)
+	}
+	s.sbx.Status.NetworkID = ""
+	r.releaseSubnet(string(s.sbx.UID)) // no network of the Sandbox is left to hold it
+	return false, nil
+}
 
 // holdSettled keeps a settled topology as it ended: a finished run, a session stopped at its deadline or a
 // poisoned topology is never restarted, only kept stopped (the workspace holder stays up) until a spec
@@ -50,6 +93,22 @@ func (r *Reconciler) holdSettled(ctx context.Context, s *scope) (bool, error) {
 		return r.expire(ctx, s)
 	}
 	return true, nil
+}
+
+// followPrimary settles the Sandbox when its primary ended or vanished, before anything else is looked at:
+// a run that finished has its result even when its services stopped around the same time.
+func (r *Reconciler) followPrimary(ctx context.Context, s *scope) (bool, error) {
+	c := s.containers[s.primaryName()]
+	switch {
+	case topology.Ended(c):
+		return r.primaryEnded(ctx, s, c)
+	case !c.Exists && s.sbx.Status.ContainerID != "":
+		if s.isRun() {
+			return r.loseRun(s)
+		}
+		return r.poison(ctx, s, dsv1alpha1.ReasonPrimaryExited, "the primary container was removed")
+	}
+	return false, nil
 }
 
 // Settling decisions (poisoned, finished) only record themselves and end the pass; what follows from them

@@ -10,6 +10,13 @@ import (
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
+// Step 4 of a pass, build: the topology's Docker objects, each once and in this order: the secret files, the
+// workspace (its holder comes after the primary runs), the restore from a Checkpoint, the network, the
+// services (each ready before the next), and the primary.
+func (r *Reconciler) buildSteps() []step {
+	return []step{r.ensureSecretFiles, r.ensureWorkspace, r.ensureRestored, r.ensureNetwork, r.ensureServices, r.ensurePrimary}
+}
+
 // ensureWorkspace keeps the workspace volume held by a running holder container: a tmpfs volume loses its
 // files as soon as no running container mounts it (docs/design/docker-mapping.md, "Why the holder exists"), and the
 // holder outlives every topology generation. The volume is made first of all; the holder only when

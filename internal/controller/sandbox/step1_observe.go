@@ -6,11 +6,21 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/status"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
+
+// Step 1 of a pass, observe: what Docker holds for the Sandbox, what its spec resolves to (the SandboxServices
+// it names, the topology hash), and which topology generation should run. A roll records the next generation
+// and ends the pass; the first generation is built in the pass that records it.
+func (r *Reconciler) observeSteps() []step {
+	return []step{r.observe, r.resolveSpec, r.ensureTopology}
+}
 
 // observe lists what Docker holds for the Sandbox (by its UID label, so any generation): one call for
 // containers and one for networks per pass, and no polling between passes.
@@ -32,6 +42,29 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) (bool, error) {
 	for _, n := range networks {
 		s.networks[n.Name] = n
 	}
+	return false, nil
+}
+
+// resolveSpec reads the SandboxServices the spec names and hashes what the topology would be built from.
+// A missing SandboxService is noted, not failed: whether it matters depends on the topology's state.
+func (r *Reconciler) resolveSpec(ctx context.Context, s *scope) (bool, error) {
+	s.services = make([]*dsv1alpha1.SandboxService, len(s.sbx.Spec.Services))
+	for i, name := range s.sbx.Spec.Services {
+		svc := &dsv1alpha1.SandboxService{}
+		err := r.Get(ctx, types.NamespacedName{Namespace: s.sbx.Namespace, Name: name}, svc)
+		switch {
+		case apierrors.IsNotFound(err):
+			if s.missing == "" {
+				s.missing = name
+			}
+		case err != nil:
+			return s.fail(dsv1alpha1.ReasonServiceNotFound, "reading SandboxService "+name, err)
+		default:
+			s.services[i] = svc
+		}
+	}
+	s.hash = topology.Hash(&s.sbx.Spec, s.sbx.Spec.Services, s.services)
+	s.resolved = true
 	return false, nil
 }
 
@@ -62,21 +95,27 @@ func (r *Reconciler) ensureTopology(ctx context.Context, s *scope) (bool, error)
 	return false, nil
 }
 
-// rollTopology removes the topology that runs (keeping the workspace) and records the next generation. It
-// builds nothing itself: the next pass does, once the cache shows the new generation, so that a pass working
-// from a stale read can never tear down a topology a newer pass has just built.
+// rollTopology removes the topology that runs (keeping the workspace) and records the next generation. A
+// roll builds nothing itself: the next pass does, once the cache shows the new generation, so that a pass
+// working from a stale read can never tear down a topology a newer pass has just built. The first generation
+// is built in the pass that records it: while Docker holds nothing of any topology of the Sandbox there is
+// nothing such a pass could tear down, and a stale one only builds the same generation again (its status
+// write then fails on the resourceVersion).
 func (r *Reconciler) rollTopology(ctx context.Context, s *scope) (bool, error) {
 	st := &s.sbx.Status
-	live := &dsv1alpha1.Sandbox{}
-	if err := r.APIReader.Get(ctx, s.key(), live); err != nil {
-		return s.fail(dsv1alpha1.ReasonRollingTopology, "reading the Sandbox", err)
-	}
-	if live.UID != s.sbx.UID || live.Status.TopologyGeneration != st.TopologyGeneration || live.Status.TopologyHash != st.TopologyHash {
-		s.after(status.StaleRetry) // the cache is behind the agent's own last write (or the Sandbox was replaced)
-		return true, nil
-	}
-	if err := r.removeTopology(ctx, s, 0); err != nil {
-		return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing the previous topology (the new one waits until Docker confirms it is gone)", err)
+	first := st.TopologyGeneration == 0 && !s.holdsTopology()
+	if !first {
+		live := &dsv1alpha1.Sandbox{}
+		if err := r.APIReader.Get(ctx, s.key(), live); err != nil {
+			return s.fail(dsv1alpha1.ReasonRollingTopology, "reading the Sandbox", err)
+		}
+		if live.UID != s.sbx.UID || live.Status.TopologyGeneration != st.TopologyGeneration || live.Status.TopologyHash != st.TopologyHash {
+			s.after(status.StaleRetry) // the cache is behind the agent's own last write (or the Sandbox was replaced)
+			return true, nil
+		}
+		if err := r.removeTopology(ctx, s, 0); err != nil {
+			return s.fail(dsv1alpha1.ReasonCleanupFailed, "removing the previous topology (the new one waits until Docker confirms it is gone)", err)
+		}
 	}
 	rolled := st.TopologyGeneration > 0
 	st.TopologyGeneration++
@@ -94,7 +133,23 @@ func (r *Reconciler) rollTopology(ctx context.Context, s *scope) (bool, error) {
 		return true, nil
 	}
 	s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonCreating, "building the topology")
-	return true, nil
+	return !first, nil
+}
+
+// holdsTopology tells whether Docker holds a container or network of any topology generation of the Sandbox
+// (the workspace's holder, of generation 0, outlives topologies and does not count).
+func (s *scope) holdsTopology() bool {
+	for _, c := range s.containers {
+		if owner, _, _ := dd.OwnerFromLabels(c.Labels); owner.Generation > 0 {
+			return true
+		}
+	}
+	for _, n := range s.networks {
+		if owner, _, _ := dd.OwnerFromLabels(n.Labels); owner.Generation > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // removeTopology removes the primaries, services (in reverse start order) and own networks of every

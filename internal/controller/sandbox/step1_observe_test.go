@@ -121,10 +121,9 @@ func TestEnsureTopology(t *testing.T) {
 	db := newService("db")
 	runStepCases(t, (*Reconciler).ensureTopology, []stepCase{
 		{
-			name:    "a new Sandbox records its first topology generation and builds nothing yet",
+			name:    "a new Sandbox records its first topology generation and goes on to build it in the same pass",
 			sbx:     newSandbox("s", withServices("db")),
 			objects: []client.Object{newService("db")},
-			stop:    true,
 			want:    building,
 			check: func(g Gomega, h *harness, s *scope) {
 				st := s.sbx.Status
@@ -133,6 +132,22 @@ func TestEnsureTopology(t *testing.T) {
 				g.Expect(st.Services).To(Equal([]dsv1alpha1.ServiceInstanceStatus{{Name: "db", State: dsv1alpha1.ServicePending}}))
 				g.Expect(meta.IsStatusConditionFalse(st.Conditions, dsv1alpha1.ConditionTopologyPoisoned)).To(BeTrue())
 				g.Expect(h.owned(s.sbx.UID)).To(BeZero())
+			},
+		},
+		{
+			name: "a first generation Docker holds but the cache does not show yet waits for it, removing nothing",
+			sbx:  newSandbox("s"),
+			docker: func(h *harness, s *scope) {
+				h.start(h.primarySpec(h.scope(atTopology(s.sbx.DeepCopy(), 1))))
+				live := h.get(s.sbx)
+				live.Status.TopologyGeneration = 1
+				h.noErr(h.client.Status().Update(h.ctx, live))
+			},
+			stop: true,
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(s.recheck).To(Equal(status.StaleRetry))
+				g.Expect(s.sbx.Status.TopologyGeneration).To(BeZero())
+				g.Expect(h.container(topology.NamesOf(atTopology(newSandbox("s"), 1)).Primary()).State).To(Equal(dd.StateRunning))
 			},
 		},
 		{
