@@ -269,6 +269,9 @@ var _ = Describe("Deletion", func() {
 		sbx.Spec.Services = []string{"first", "second"}
 		create(sbx)
 		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		// A new session's holder comes on the pass after the one that made it Ready: wait for it, so that the
+		// deletion has one to remove.
+		Eventually(state(a.docker, sbx, dsv1alpha1.RoleHolder, "")).Should(Equal(dd.StateRunning))
 		uid := string(get(sbx).UID)
 
 		Expect(k8s.Delete(ctx(), sbx)).To(Succeed())

@@ -132,9 +132,11 @@ func confinementSpecs() {
 			"may not change the finalizers of Sandbox confinement/unbound-too before it is bound")))
 		Expect(admin.Delete(ctx, other)).To(Succeed())
 
-		Expect(write(agentA, unbound, false, bindTo(nodeA))).To(Succeed())
+		// The agent binds and admits in one write, as it does.
+		Expect(write(agentA, unbound, false, func(o client.Object) { bindTo(nodeA)(o); addFinalizer(o) })).To(Succeed())
 		Expect(admin.Get(ctx, client.ObjectKeyFromObject(unbound), unbound)).To(Succeed())
 		Expect(unbound.Spec.NodeName).To(Equal(nodeA))
+		Expect(unbound.Finalizers).To(ContainElement(dsv1alpha1.FinalizerCleanup))
 	})
 
 	It("lets each agent write status and finalizers of its own node's Sandboxes, and not of the other's", func() {
