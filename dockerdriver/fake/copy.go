@@ -20,6 +20,9 @@ type entry struct {
 	dir  bool
 	data []byte
 	mode fs.FileMode // permission bits; 0 for the defaults, 0644 and 0755
+	// sparse marks a file of holes only (as `truncate -s` makes): it takes no room in its volume, yet
+	// Docker's archive API sends it in full, zeros and all.
+	sparse bool
 }
 
 // perm is the entry's permission bits.
@@ -151,7 +154,9 @@ func (f *Driver) room(c *container, p string) int64 {
 	}
 	used := int64(0)
 	for _, e := range v.files {
-		used += int64(len(e.data))
+		if !e.sparse {
+			used += int64(len(e.data))
+		}
 	}
 	return max(0, v.info.SizeBytes-used)
 }
@@ -229,4 +234,18 @@ func writeEntry(tw *tar.Writer, name string, e entry) {
 	// Writes into a bytes.Buffer cannot fail.
 	_ = tw.WriteHeader(hdr)
 	_, _ = tw.Write(e.data)
+}
+
+// WriteSparse makes p in container name a file of size bytes that are all holes, as a process in the
+// container running `truncate -s` would: it takes no room in its volume, and a copy out sends it in full.
+func (f *Driver) WriteSparse(name, p string, size int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.existing(name, dd.PhaseCopy)
+	if err != nil {
+		return err
+	}
+	files, rel := f.resolve(c, path.Clean(p))
+	files[rel] = entry{data: make([]byte, size), sparse: true}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -71,7 +70,7 @@ var _ = Describe("A Checkpoint's size", func() {
 		ns, a := newNamespace(), newStoringAgent()
 		sbx := smallSession(ns, "box", a)
 		// Like a sparse file on Docker: the fake holds more than the 1Mi tmpfs would, and sends it in full.
-		fillWorkspace(a.docker, sbx, map[string]string{"sparse": strings.Repeat("\x00", 3<<20)})
+		Expect(a.docker.WriteSparse(holderOf(a.docker, sbx), "/workspace/sparse", 3<<20)).To(Succeed())
 		pauses, thaws := a.docker.Calls(fake.OpPauseContainer), a.docker.Calls(fake.OpUnpauseContainer)
 
 		ckpt := checkpoint(ns, "snap", "box")
