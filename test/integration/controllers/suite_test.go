@@ -35,7 +35,9 @@ import (
 const (
 	busybox = "dockside.dev/busybox:local"
 	holder  = agent.DefaultHolderImage
-	timeout = 10 * time.Second
+	// A wait ends as soon as its condition holds: the bound only matters when a spec fails, so it is wide
+	// enough for a loaded 2-core CI machine (10 s was missed at load 17 by a spec waiting on an Event).
+	timeout = 30 * time.Second
 	tick    = 20 * time.Millisecond
 )
 
