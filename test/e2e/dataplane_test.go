@@ -193,3 +193,28 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 		Expect(got.ExitCode).To(Equal(5))
 	})
 })
+
+// Two nodes: the API server reaches the suite's agent (the APIService's Service), which forwards a call for a
+// Sandbox of another node to that node's agent, at the address it publishes on its Lease.
+var _ = Describe("the data plane across two nodes", Label("fleet"), func() {
+	It("serves exec into a Sandbox of a node whose agent the API server does not reach, through the suite's agent", func() {
+		far := fleetNode{name: node + "-dpb", daemon: startDockerd("dpb")}
+		address := fmt.Sprintf("127.0.0.1:%d", freePort())
+		startOwnAgent(far.daemon, far.name, "10.218.0.0/24", "--dataplane-bind-address="+address,
+			"--dataplane-cert-dir="+dataplane.AgentCertDir(), "--dataplane-advertise-address="+address)
+		ns := newNamespace("dpfar")
+		DeferCleanup(releaseSandboxes, ns)
+		apply(ns, fleetSandbox("far", far.name))
+		waitFor(ns, "sandbox/far", "condition=Ready", 3*time.Minute)
+
+		res := dockside("exec", "", "-n", ns, "far", "--", "sh", "-c", "echo written-through-a > /workspace/mark; echo done")
+		Expect(res.code).To(BeZero(), res.stderr)
+		Expect(res.stdout).To(Equal("done\n"))
+		primary := field(ns, "sandbox/far", "{.status.containerID}")
+		Expect(far.daemon.docker("exec", primary, "cat", "/workspace/mark")).To(Equal("written-through-a"),
+			"the command ran on the far node's daemon")
+		res = dockside("exec", "", "-n", ns, "far", "--", "sh", "-c", "exit 4")
+		Expect(res.code).To(Equal(4), "the exit code comes back through both agents: %s", res.stderr)
+		deleteAndExpectGone(ns, "far")
+	})
+})
