@@ -1,7 +1,7 @@
 """Commands streamed through the Sandbox's exec subresource (Kubernetes' WebSocket channel protocol v5): output
-reaches the caller as it is written, stdin of any size, the exit code at the end. Ending the stream ends the
-command: the agent kills what an exec started when its stream ends (docs/design/dataplane.md, "Exec"), which is
-how a timeout, kill() and KeyboardInterrupt stop it."""
+reaches the caller as it is written, stdin of any size, the exit code at the end. A timeout, kill() and
+KeyboardInterrupt close the stream; the agent kills what an exec started when it notices its stream ended
+(docs/design/dataplane.md, "Exec"), today at the command's next write (clients/python/README.md)."""
 
 import codecs
 import json
@@ -115,7 +115,7 @@ class CommandHandle:
         return self.result()
 
     def kill(self):
-        """Ends the command by closing its stream (the agent kills what it started) and waits for the reader."""
+        """Closes the command's stream, which the agent ends it for once it notices, and waits for the reader."""
         self._killed = True
         self._close()
         self._reader.join()
@@ -210,8 +210,8 @@ class Commands:
         """Runs cmd (a shell command line, or an argv list run as it is) and returns its CommandResult; a
         non-zero exit is a result, not an error. stdin (str, bytes or a binary file) is written and then
         closed. on_stdout and on_stderr get the output as it is written. Past timeout seconds (None: no
-        limit) the stream is closed, which ends the command, and CommandTimeout is raised with the output so
-        far; a KeyboardInterrupt ends it the same way.
+        limit) the stream is closed (the agent ends the command once it notices) and CommandTimeout is raised
+        with the output so far; a KeyboardInterrupt closes it the same way.
 
         background=True returns a CommandHandle at once instead, its stdin left open for send_stdin (stdin,
         when given, is written first) and timeout not applied (wait(timeout) or kill() it)."""
@@ -229,7 +229,7 @@ class Commands:
         except WaitTimeout as exc:
             handle.kill()
             raise CommandTimeout("CommandTimeout", f"{argv[0]} ran past its {timeout}s timeout: its stream was "
-                                 "closed, which ended it", result=handle.result()) from None
+                                 "closed", result=handle.result()) from None
         except BaseException:
             handle.kill()
             raise

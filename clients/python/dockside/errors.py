@@ -56,5 +56,5 @@ class CheckpointFailed(DocksideError):
 
 
 class CommandTimeout(DocksideError, TimeoutError):
-    """A streamed command (sbx.commands.run) ran past its timeout: the client closed its stream, which ended it
-    (the agent kills what an exec started when its stream ends). result holds the output printed before."""
+    """A streamed command (sbx.commands.run) ran past its timeout: the client closed its stream, and the agent
+    ends the command once it notices (clients/python/README.md). result holds the output printed before."""

@@ -4,13 +4,16 @@ The Go spec checks afterwards that nothing labelled is left in Docker."""
 
 import asyncio
 import contextlib
+import hashlib
 import io
 import os
 import runpy
+import tempfile
 import time
 import unittest
 
-from dockside import (ApiError, AsyncSandbox, DeadlineExceeded, Sandbox, SandboxGone, SandboxPoisoned)
+from dockside import (ApiError, AsyncSandbox, CommandTimeout, DeadlineExceeded, Sandbox, SandboxGone,
+                      SandboxPoisoned)
 
 PYTHON = "dockside.dev/python:local"
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "quickstart.py")
@@ -34,6 +37,17 @@ open("/workspace/blob", "wb").write(data)
 print(hashlib.sha256(data).hexdigest())
 """
 DIGEST_SCRIPT = "import hashlib; print(hashlib.sha256(open('/workspace/blob', 'rb').read()).hexdigest())"
+# How many `sleep 300` run in the Sandbox, from /proc (the image need not have ps); a process may end mid-scan.
+COUNT_SLEEPS = """
+import os
+n = 0
+for p in os.listdir('/proc'):
+    try:
+        n += open('/proc/%s/cmdline' % p, 'rb').read() == b'sleep\\x00300\\x00'
+    except (OSError, ValueError):
+        pass
+print(n)
+"""
 PID1_START = "print(open('/proc/1/stat').read().rsplit(')', 1)[1].split()[19])"  # starttime of PID 1
 
 
@@ -96,6 +110,60 @@ class SessionWithServiceTest(unittest.TestCase):
                 return sorted(r.stdout for r in results)
 
         self.assertEqual(asyncio.run(main()), ["0\n", "1\n", "2\n"])
+
+    def test_streamed_commands_and_files_through_the_data_plane(self):
+        with Sandbox(PYTHON, cpus=1, memory_mb=256, workspace_mb=64, network="none",
+                     ready_timeout=READY_SECONDS) as sbx:
+            # A line reaches the client while the command still runs (it waits for its stdin).
+            h = sbx.commands.run("echo one; read x; echo $x; echo err >&2", background=True)
+            wait_until(lambda: h.stdout == "one\n")
+            self.assertTrue(h.running())
+            h.send_stdin("two\n")
+            h.close_stdin()
+            res = h.wait(timeout=60)
+            self.assertEqual((res.exit_code, res.stdout, res.stderr), (0, "one\ntwo\n", "err\n"))
+
+            program = "x = 1\n" * 50000 + "print(x + 41)\nimport sys; sys.exit(3)\n"  # 300 KB on stdin
+            res = sbx.commands.run(["python3", "-"], stdin=program, timeout=60)
+            self.assertEqual((res.exit_code, res.stdout), (3, "42\n"))
+
+            # A timeout closes the stream; the agent ends the command when it notices, at its next write (a
+            # command that stays silent runs on, as the README says).
+            with self.assertRaises(CommandTimeout) as caught:
+                sbx.commands.run("while :; do echo tick; sleep 0.5; done & exec sleep 300", timeout=3)
+            self.assertTrue(caught.exception.result.stdout.startswith("tick\n"), caught.exception.result.stdout)
+            wait_until(lambda: sbx.commands.run(["python3", "-c", COUNT_SLEEPS], timeout=30).stdout == "0\n")
+
+            blob = os.urandom(5 << 20)
+            info = sbx.files.write("/workspace/blob", blob, mode=0o600)
+            self.assertEqual((info.size, info.mode, info.type), (len(blob), 0o600, "file"))
+            self.assertEqual(sbx.files.read("/workspace/blob", format="bytes"), blob)
+            self.assertEqual(sbx.commands.run(["python3", "-c", DIGEST_SCRIPT]).stdout,
+                             hashlib.sha256(blob).hexdigest() + "\n")
+            self.assertIn("blob", [e.name for e in sbx.files.list("/workspace")])
+
+            with tempfile.TemporaryDirectory() as src, tempfile.TemporaryDirectory() as dst:
+                os.makedirs(os.path.join(src, "pkg"))
+                with open(os.path.join(src, "pkg", "mod.py"), "w") as f:
+                    f.write("VALUE = 42\n")
+                sbx.files.upload(src, "/workspace/repo")
+                res = sbx.commands.run(["python3", "-c", "import sys; sys.path.insert(0, '/workspace/repo'); "
+                                        "import pkg.mod; print(pkg.mod.VALUE)"], timeout=30)
+                self.assertEqual((res.stdout, res.stderr), ("42\n", ""))
+                sbx.files.make_dir("/workspace/repo/out")
+                sbx.files.write("/workspace/repo/out/result.txt", "done\n")
+                sbx.files.download("/workspace/repo", dst)
+                with open(os.path.join(dst, "pkg", "mod.py")) as f, open(os.path.join(dst, "out", "result.txt")) as g:
+                    self.assertEqual((f.read(), g.read()), ("VALUE = 42\n", "done\n"))
+            sbx.files.remove("/workspace/repo", recursive=True)
+            self.assertFalse(sbx.files.exists("/workspace/repo"))
+
+            with self.assertRaises(ApiError) as caught:
+                sbx.files.read("/workspace/missing")
+            self.assertEqual(caught.exception.status, 404)
+            with self.assertRaises(ApiError) as caught:
+                sbx.files.write("/etc/motd", "x")
+            self.assertEqual(caught.exception.status, 403, caught.exception.message)
 
     def test_the_readme_example(self):
         out = io.StringIO()

@@ -42,7 +42,8 @@ class InstallTest(unittest.TestCase):
         env = os.path.join(work, "venv")
         self.run_ok(sys.executable, "-m", "venv", "--system-site-packages", env)
         python = os.path.join(env, "bin", "python")
-        self.run_ok(python, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--quiet", src)
+        self.run_ok(python, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-cache-dir", "--quiet",
+                    src)
         out = self.run_ok(python, "-c", "import dockside, os; print(dockside.__version__, os.path.dirname(dockside.__file__))",
                           cwd=work)
         version, where = out.split()
