@@ -41,13 +41,19 @@ class CommandResult:
         return f"CommandResult(exit_code={self.exit_code}, stdout={self.stdout!r}, stderr={self.stderr!r})"
 
 
-def argv_of(cmd):
-    """A string is a shell command line (sh -c), a list an argv run as it is."""
-    if isinstance(cmd, str):
-        return ["sh", "-c", cmd]
-    argv = [str(a) for a in cmd]
+def argv_of(cmd, env=None, cwd=None):
+    """A string is a shell command line (sh -c), a list an argv run as it is. The exec protocol carries neither
+    environment nor directory, so env goes through the image's env and cwd through its sh."""
+    argv = ["sh", "-c", cmd] if isinstance(cmd, str) else [str(a) for a in cmd]
     if not argv:
         raise ValueError("an empty command: give a shell command line or an argv list")
+    if cwd is not None:
+        argv = ["sh", "-c", 'cd -- "$1" && shift && exec "$@"', "sh", str(cwd)] + argv
+    if env:
+        bad = [k for k in env if not k or "=" in k]
+        if bad:
+            raise ValueError(f"environment variable names may not be empty or hold '=': {bad}")
+        argv = ["env"] + [f"{k}={v}" for k, v in sorted(env.items())] + argv
     return argv
 
 
@@ -206,7 +212,8 @@ class Commands:
     def __init__(self, api, namespace, name):
         self._api, self._namespace, self._name = api, namespace, name
 
-    def run(self, cmd, stdin=None, timeout=60, on_stdout=None, on_stderr=None, background=False):
+    def run(self, cmd, stdin=None, timeout=60, on_stdout=None, on_stderr=None, background=False, env=None,
+            cwd=None):
         """Runs cmd (a shell command line, or an argv list run as it is) and returns its CommandResult; a
         non-zero exit is a result, not an error. stdin (str, bytes or a binary file) is written and then
         closed. on_stdout and on_stderr get the output as it is written. Past timeout seconds (None: no
@@ -214,8 +221,11 @@ class Commands:
         with the output so far; a KeyboardInterrupt closes it the same way.
 
         background=True returns a CommandHandle at once instead, its stdin left open for send_stdin (stdin,
-        when given, is written first) and timeout not applied (wait(timeout) or kill() it)."""
-        argv = argv_of(cmd)
+        when given, is written first) and timeout not applied (wait(timeout) or kill() it).
+
+        env ({NAME: value}) is added to the command's environment and cwd is its directory, through the
+        image's env and sh."""
+        argv = argv_of(cmd, env, cwd)
         sock = self._api.exec(self._namespace, self._name, argv, stdin=background or stdin is not None)
         handle = CommandHandle(sock, on_stdout, on_stderr)
         if background:

@@ -123,6 +123,9 @@ class SessionWithServiceTest(unittest.TestCase):
             res = h.wait(timeout=60)
             self.assertEqual((res.exit_code, res.stdout, res.stderr), (0, "one\ntwo\n", "err\n"))
 
+            res = sbx.commands.run('echo "$GREETING from $(pwd)"', env={"GREETING": "hi there"}, cwd="/tmp")
+            self.assertEqual(res.stdout, "hi there from /tmp\n")
+
             program = "x = 1\n" * 50000 + "print(x + 41)\nimport sys; sys.exit(3)\n"  # 300 KB on stdin
             res = sbx.commands.run(["python3", "-"], stdin=program, timeout=60)
             self.assertEqual((res.exit_code, res.stdout), (3, "42\n"))

@@ -120,6 +120,15 @@ class RunTest(unittest.TestCase):
         with self.assertRaisesRegex(DocksideError, "StreamLost"):
             sbx.commands.run(["true"])
 
+    def test_env_and_cwd_wrap_the_command(self):
+        api, sbx = started(lambda sock: sock.exit(0))
+        sbx.commands.run(["python3", "x.py"], env={"B": 2, "A": "x y"}, cwd="/workspace/my dir")
+        self.assertEqual(api.calls[-1][3]["command"], [
+            "env", "A=x y", "B=2", "sh", "-c", 'cd -- "$1" && shift && exec "$@"', "sh", "/workspace/my dir",
+            "python3", "x.py"])
+        with self.assertRaisesRegex(ValueError, "may not be empty or hold '='"):
+            sbx.commands.run("true", env={"A=B": "1"})
+
     def test_an_empty_command_is_refused_before_anything_is_sent(self):
         api, sbx = started()
         with self.assertRaisesRegex(ValueError, "empty command"):
