@@ -31,6 +31,11 @@ NO_VENV = venv_unavailable()
 @unittest.skipIf(NO_VENV, NO_VENV)
 class InstallTest(unittest.TestCase):
     def test_pip_installs_the_package_offline_and_it_imports_with_its_version(self):
+        for module, package in (("setuptools", "python3-setuptools"), ("wheel", "python3-wheel")):
+            try:
+                __import__(module)
+            except ImportError:
+                self.fail(f"building the package needs {module}: apt-get install {package}")
         work = tempfile.mkdtemp(prefix="dockside-install-")
         self.addCleanup(shutil.rmtree, work)
         # A copy: setuptools builds in the source tree (build/, *.egg-info), which must stay clean.
