@@ -130,11 +130,18 @@ class SessionWithServiceTest(unittest.TestCase):
             res = sbx.commands.run(["python3", "-"], stdin=program, timeout=60)
             self.assertEqual((res.exit_code, res.stdout), (3, "42\n"))
 
-            # A timeout closes the stream; the agent ends the command when it notices, at its next write (a
-            # command that stays silent runs on, as the README says).
+            # A timeout closes the stream, and the agent ends the command with it and what it started in the
+            # background, whether it keeps writing or stays silent.
             with self.assertRaises(CommandTimeout) as caught:
                 sbx.commands.run("while :; do echo tick; sleep 0.5; done & exec sleep 300", timeout=3)
             self.assertTrue(caught.exception.result.stdout.startswith("tick\n"), caught.exception.result.stdout)
+            wait_until(lambda: sbx.commands.run(["python3", "-c", COUNT_SLEEPS], timeout=30).stdout == "0\n")
+            with self.assertRaises(CommandTimeout):
+                sbx.commands.run("sleep 300", timeout=3)
+            wait_until(lambda: sbx.commands.run(["python3", "-c", COUNT_SLEEPS], timeout=30).stdout == "0\n")
+            h = sbx.commands.run("sleep 300", background=True)
+            wait_until(lambda: sbx.commands.run(["python3", "-c", COUNT_SLEEPS], timeout=30).stdout == "1\n")
+            h.kill()
             wait_until(lambda: sbx.commands.run(["python3", "-c", COUNT_SLEEPS], timeout=30).stdout == "0\n")
 
             blob = os.urandom(5 << 20)
