@@ -100,6 +100,15 @@ var _ = Describe("Agents confined to their node (config/rbac/agent_confinement.y
 		}).Should(MatchError(ContainSubstring("the agent of node " + nodeA + " may not change Sandbox " + ns + "/elsewhere")))
 		Eventually(func() error {
 			cur := getCheckpoint(stolen)
+			if cur.Status.NodeName != "" {
+				// A try before the claims policy was in force went through: undo it, or every later try would
+				// be a patch that changes nothing, which no policy refuses.
+				undo := client.MergeFrom(cur.DeepCopy())
+				cur.Status.NodeName = ""
+				if err := k8s.Status().Patch(ctx(), cur, undo); err != nil {
+					return err
+				}
+			}
 			patch := client.MergeFrom(cur.DeepCopy())
 			cur.Status.NodeName = nodeA
 			return asA.Status().Patch(ctx(), cur, patch)
