@@ -2,9 +2,11 @@
 # Builds the images that samples and tests use, locally and FROM scratch, since no registry is reachable.
 # An image that is already in the image store is not built again. Usage: build-images.sh [name ...]; no name
 # builds all of them. busybox and holder take seconds; python and redis debootstrap Debian's packages (minutes).
+# IMAGE_TAG (default local) tags them otherwise, e.g. to try a changed recipe beside the images tests use.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 prefix=dockside.dev
+version=${IMAGE_TAG:-local}
 # Every temporary folder lives in one scratch folder that goes away however the script ends (a Debian root file
 # system is a few hundred MB).
 scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
@@ -19,7 +21,7 @@ need_package() { # need_package <command-or-file> <debian-package>
 present() { docker image inspect "$1" >/dev/null 2>&1; }
 
 build_busybox() {
-  local tag="$prefix/busybox:local" ctx
+  local tag="$prefix/busybox:$version" ctx
   present "$tag" && { echo ">> $tag is present"; return; }
   need_package /bin/busybox busybox-static
   ctx=$(mktemp -d -p "$scratch"); trap 'rm -rf "$ctx"' RETURN
@@ -40,7 +42,7 @@ build_busybox() {
 }
 
 build_holder() {
-  local tag="$prefix/holder:local" ctx
+  local tag="$prefix/holder:$version" ctx
   present "$tag" && { echo ">> $tag is present"; return; }
   ctx=$(mktemp -d -p "$scratch"); trap 'rm -rf "$ctx"' RETURN
   cp "$root/hack/images/holder/Dockerfile" "$ctx/"
@@ -146,35 +148,49 @@ debian_install() {
   find "$rootfs/usr/share/locale" -mindepth 1 -maxdepth 1 -not -name locale.alias -exec rm -rf {} +
 }
 
-# build_debian <name> <rootfs>: the image FROM scratch out of a finished root file system. The Dockerfile ADDs it
-# as a tarball, since ADD keeps file owners (the non-root users' folders) where COPY would make them root's.
+# build_debian <name> <rootfs> [docker build flag...]: the image FROM scratch out of a finished root file system.
+# The Dockerfile ADDs it as a tarball, since ADD keeps file owners (the non-root users' folders) where COPY would
+# make them root's.
 build_debian() {
-  local name=$1 rootfs=$2 tag="$prefix/$1:local" ctx
+  local name=$1 rootfs=$2 tag="$prefix/$1:$version" ctx
+  shift 2
   ctx=$(dirname "$rootfs")
   cp "$root/hack/images/$name/Dockerfile" "$ctx/"
   tar -C "$rootfs" --numeric-owner -cf "$ctx/rootfs.tar" . && rm -rf "$rootfs"
   echo ">> building $tag" >&2
-  docker build -q -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 || { cat "$ctx/build.log" >&2; exit 1; }
+  docker build -q "$@" -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 || { cat "$ctx/build.log" >&2; exit 1; }
   present "$tag" || { echo "!! $tag is not in the image store after the build" >&2; exit 1; }
   echo ">> built $tag"
 }
 
-# Python 3 for sessions and runs: the user sandbox (1000:1000) owns /workspace and its home.
+# The stateful interpreter (docs/design/interpreter.md) that the python image carries, from the client's folder.
+interpreter="$root/clients/python/dockside_interpreter"
+
+# python_recipe: a digest of what the python image is made of besides Debian's packages, kept in its label
+# dockside.dev/recipe, so that an image built before the interpreter changed is built again.
+python_recipe() { cat "$root/hack/images/python/Dockerfile" "$interpreter"/*.py | sha256sum | cut -c1-16; }
+
+# Python 3 for sessions and runs: the user sandbox (1000:1000) owns /workspace and its home; the interpreter is
+# in Debian's path for Python modules (python3 -m dockside_interpreter).
 build_python() {
-  local tag="$prefix/python:local" ctx
-  present "$tag" && { echo ">> $tag is present"; return; }
+  local tag="$prefix/python:$version" ctx recipe
+  recipe=$(python_recipe)
+  [[ $(docker image inspect -f '{{index .Config.Labels "dockside.dev/recipe"}}' "$tag" 2>/dev/null) == "$recipe" ]] &&
+    { echo ">> $tag is present"; return; }
   ctx=$(mktemp -d -p "$scratch"); trap 'rm -rf "$ctx"' RETURN
   debian_unpack "$ctx/rootfs"
   in_chroot "$ctx/rootfs" useradd --uid 1000 --user-group --create-home --shell /bin/bash sandbox
   debian_install "$ctx/rootfs" python3 ca-certificates
   install -d -o 1000 -g 1000 -m 755 "$ctx/rootfs/workspace"
-  build_debian python "$ctx/rootfs"
+  install -d -m 755 "$ctx/rootfs/usr/lib/python3/dist-packages/dockside_interpreter"
+  install -m 644 "$interpreter"/*.py "$ctx/rootfs/usr/lib/python3/dist-packages/dockside_interpreter/"
+  build_debian python "$ctx/rootfs" --label "dockside.dev/recipe=$recipe"
 }
 
 # Redis as a topology service: the user redis (999:999) is made first, so that its ids are fixed and the
 # Dockerfile can name them; the package's scripts reuse it.
 build_redis() {
-  local tag="$prefix/redis:local" ctx
+  local tag="$prefix/redis:$version" ctx
   present "$tag" && { echo ">> $tag is present"; return; }
   ctx=$(mktemp -d -p "$scratch"); trap 'rm -rf "$ctx"' RETURN
   debian_unpack "$ctx/rootfs"
