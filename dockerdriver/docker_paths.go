@@ -34,7 +34,7 @@ func (d *Docker) CopyToAsUser(ctx context.Context, name, dir string, archive io.
 	if err != nil {
 		return err
 	}
-	uid, gid, err := userIDs(info.User)
+	uid, gid, err := UserIDs(info.User)
 	if err != nil {
 		return errorf(KindInvalidSpec, PhaseCopy, name, "the container's user %q is not numeric", info.User)
 	}

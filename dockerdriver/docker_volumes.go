@@ -98,7 +98,7 @@ func tmpfsOptions(sizeBytes int64) map[string]string {
 }
 
 func volumeInfo(v volume.Volume) VolumeInfo {
-	info := VolumeInfo{Exists: true, Name: v.Name, Labels: v.Labels}
+	info := VolumeInfo{Exists: true, Name: v.Name, Labels: v.Labels, Mountpoint: v.Mountpoint}
 	for _, o := range strings.Split(v.Options["o"], ",") {
 		if s, ok := strings.CutPrefix(o, "size="); ok {
 			info.SizeBytes, _ = strconv.ParseInt(s, 10, 64)

@@ -42,8 +42,8 @@ func rewriteOwners(tr *tar.Reader, tw *tar.Writer, uid, gid int) error {
 	}
 }
 
-// userIDs parses a container's uid[:gid] (always numeric: see RunAs); a missing gid is the uid's.
-func userIDs(user string) (int, int, error) {
+// UserIDs parses a container's uid[:gid] (always numeric: see RunAs); a missing gid is the uid's.
+func UserIDs(user string) (int, int, error) {
 	u, g, hasGroup := strings.Cut(user, ":")
 	if u == "" {
 		u = "0"

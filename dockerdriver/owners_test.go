@@ -41,10 +41,10 @@ func TestOwnedByFailsABrokenArchive(t *testing.T) {
 func TestUserIDs(t *testing.T) {
 	g := NewWithT(t)
 	for user, want := range map[string][2]int{"65532:65532": {65532, 65532}, "1000": {1000, 1000}, "0:0": {0, 0}, "": {0, 0}} {
-		uid, gid, err := userIDs(user)
+		uid, gid, err := UserIDs(user)
 		g.Expect(err).NotTo(HaveOccurred(), user)
 		g.Expect([2]int{uid, gid}).To(Equal(want), user)
 	}
-	_, _, err := userIDs("sandbox")
+	_, _, err := UserIDs("sandbox")
 	g.Expect(err).To(HaveOccurred())
 }

@@ -59,6 +59,9 @@ type VolumeInfo struct {
 	Name      string
 	SizeBytes int64 // the tmpfs size limit recorded at creation
 	Labels    map[string]string
+	// Mountpoint is where the daemon's host mounts the volume while a container uses it
+	// (/var/lib/docker/volumes/NAME/_data); "" when the driver does not say.
+	Mountpoint string
 }
 
 // ContainerSpec is everything a controller may ask of a container. It has no way to express host or

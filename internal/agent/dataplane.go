@@ -48,10 +48,14 @@ func addDataplane(mgr manager.Manager, opts Options, driver dd.Driver, freezes *
 			return fmt.Errorf("the files spool: %w", err)
 		}
 	}
+	// The workspace is read and written on the volume's host side when this process may (files.HostAccess),
+	// through the daemon's archive API otherwise (docs/design/dataplane-files.md).
+	hostVolumes := files.HostAccess()
+	log.Info("Files in workspaces", "hostSide", hostVolumes)
 	srv, err := dataplane.New(dataplane.Options{
 		Node: opts.Node, BindAddress: dp.BindAddress, CertDir: dp.CertDir,
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Driver: driver, Freezes: freezes,
-		Files:          &files.Handler{Driver: driver, SpoolDir: spool},
+		Files:          &files.Handler{Driver: driver, SpoolDir: spool, HostVolumes: hostVolumes},
 		LeaseNamespace: opts.LeaseNamespace, LeaseName: LeaseName, AdvertiseAddress: advertise, ServerName: dp.ServerName,
 		Log: log.WithName("dataplane"),
 	})

@@ -29,6 +29,9 @@ type Handler struct {
 	// SpoolDir is where bodies wait on the node's disk on their way between a client and the daemon (see
 	// spool.go); "" is the system's temporary directory. It needs room for the largest mount.
 	SpoolDir string
+	// HostVolumes serves files read and written in the workspace from its volume's host side when the
+	// volume's mount is visible here (volume.go); set it when HostAccess says this process may.
+	HostVolumes bool
 }
 
 // Verb is the RBAC verb a request needs on sandboxes/files: get to read (read, stat, list, tar out), create
@@ -102,22 +105,23 @@ func driverError(err error, t Target) error {
 	return internal("Docker did not answer clearly (%s); nothing was left half-written", de.Phase)
 }
 
-// running checks that the primary runs and is not paused, which a change needs: a paused one is refused
-// rather than waited for (docs/design/dataplane-files.md).
-func (h *Handler) running(ctx context.Context, t Target) error {
+// running checks that the primary runs and is not paused, which a change needs, and reports it: a paused one
+// is refused rather than waited for (docs/design/dataplane-files.md).
+func (h *Handler) running(ctx context.Context, t Target) (dd.ContainerInfo, error) {
+	paused := conflict("the Sandbox is paused: set spec.lifecycle to Running to change its files")
 	if t.Paused {
-		return conflict("the Sandbox is paused: set spec.lifecycle to Running to change its files")
+		return dd.ContainerInfo{}, paused
 	}
 	info, err := h.Driver.ObserveContainer(ctx, t.Container)
 	switch {
 	case err != nil:
-		return driverError(err, t)
+		return info, driverError(err, t)
 	case !info.Exists:
-		return driverError(dd.NewError(dd.KindNotFound, dd.PhaseObserve, t.Container, ""), t)
+		return info, driverError(dd.NewError(dd.KindNotFound, dd.PhaseObserve, t.Container, ""), t)
 	case info.State == dd.StatePaused:
-		return conflict("the Sandbox is paused: set spec.lifecycle to Running to change its files")
+		return info, paused
 	case info.State != dd.StateRunning:
-		return conflict("the Sandbox's primary container is %s, not running", info.State)
+		return info, conflict("the Sandbox's primary container is %s, not running", info.State)
 	}
-	return nil
+	return info, nil
 }

@@ -330,7 +330,10 @@ func TestTargetFor(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got.Container).To(Equal(dd.Name(dd.Owner{Namespace: "ns", Name: "s", UID: "u", Generation: 2}, dsv1alpha1.RolePrimary, "")))
 	g.Expect(got.Mounts).To(Equal([]Mount{
-		{Path: "/workspace", SizeBytes: 512 << 20, Name: "the workspace"},
+		{
+			Path: "/workspace", SizeBytes: 512 << 20, Name: "the workspace",
+			Volume: dd.Name(dd.Owner{Namespace: "ns", Name: "s", UID: "u"}, dsv1alpha1.RoleWorkspace, ""),
+		},
 		{Path: "/tmp", SizeBytes: 64 << 20, Name: "/tmp", Tmpfs: true},
 	}))
 	g.Expect(got.Paused).To(BeTrue())

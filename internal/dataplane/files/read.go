@@ -24,6 +24,10 @@ func (h *Handler) read(ctx context.Context, w http.ResponseWriter, t Target, p s
 	if n.stat.IsDir() {
 		return badRequest("%s is a directory: list it with op=list or copy it with op=tar", p)
 	}
+	if m, root := h.volumeOf(ctx, t, n.path); root != nil {
+		defer root.Close()
+		return readHost(w, root, m, n.path)
+	}
 	rc, err := h.copyFrom(ctx, t, n.path)
 	if err != nil {
 		return driverError(err, t)

@@ -25,6 +25,9 @@ type Mount struct {
 	// Tmpfs: a tmpfs mount of the container itself (scratch, /tmp), which only its own processes see; files
 	// reaches it through them (inside.go), never through the daemon's archive API.
 	Tmpfs bool
+	// Volume is the Docker volume of the workspace, whose host side files reads and writes directly when it
+	// can (volume.go); "" for the other mounts.
+	Volume string
 }
 
 // TargetFor is the Target of a Sandbox: its current primary container and the mounts its spec gives it.
@@ -37,7 +40,9 @@ func TargetFor(sbx *dsv1alpha1.Sandbox) (Target, error) {
 	w := topology.PrimaryWritable(sbx.Spec)
 	t := Target{
 		Container: topology.NamesOf(sbx).Primary(),
-		Mounts:    []Mount{{Path: w.Workspace.Target, SizeBytes: w.Workspace.SizeBytes, Name: "the workspace"}},
+		Mounts: []Mount{{
+			Path: w.Workspace.Target, SizeBytes: w.Workspace.SizeBytes, Name: "the workspace", Volume: topology.NamesOf(sbx).Workspace(),
+		}},
 		RootBytes: w.RootBytes,
 		Paused:    sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused || sbx.Status.Phase == dsv1alpha1.SandboxPaused,
 	}

@@ -16,7 +16,7 @@ import (
 // directories and links only, named inside p, owned by the container's user. It is not atomic: an archive
 // that breaks off or is refused part way leaves the entries before that point (docs/design/dataplane-files.md).
 func (h *Handler) tarIn(ctx context.Context, w http.ResponseWriter, r *http.Request, t Target, p string) error {
-	dir, err := h.changeIn(ctx, t, p)
+	dir, _, err := h.changeIn(ctx, t, p)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -32,7 +33,7 @@ func (h *Handler) write(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	dir, err := h.changeIn(ctx, t, path.Dir(p))
+	dir, info, err := h.changeIn(ctx, t, path.Dir(p))
 	if err != nil {
 		return err
 	}
@@ -41,11 +42,18 @@ func (h *Handler) write(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
+	if err := tooLarge(r, t, m, p, 1); err != nil {
+		return err
+	}
 	if err := existingDir(dir, path.Dir(p)); err != nil {
 		return err
 	}
 	if st, err := h.statPath(ctx, t, dst); err == nil && st.IsDir() {
 		return conflict("%s is a directory", p)
+	}
+	if vm, root := h.volumeOf(ctx, t, dir.path); root != nil {
+		defer root.Close()
+		return writeVolume(w, r, info, root, vm, dst, mode)
 	}
 	tmp := path.Join(dir.path, tempName(path.Base(p)))
 	// Removing the temporary name first checks that the container runs and its image has rm, without
@@ -70,15 +78,46 @@ func (h *Handler) write(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	return h.statTo(ctx, w, t, dst, http.StatusCreated)
 }
 
+// writeVolume is write on the volume's host side, as the container's user.
+func writeVolume(w http.ResponseWriter, r *http.Request, info dd.ContainerInfo, root *os.File, m *Mount, dst string, mode fs.FileMode) error {
+	uid, gid, err := dd.UserIDs(info.User)
+	if err != nil {
+		return internal("the container's user %q is not numeric", info.User)
+	}
+	st, err := writeHost(r, root, m, path.Dir(dst), path.Base(dst), mode, uid, gid)
+	if err != nil {
+		return err
+	}
+	// What was written, as the host's side saw it: the path may lead elsewhere by now (a directory swapped
+	// for a link), and the archive API would stat that.
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	return writeJSONBody(w, infoOf(st))
+}
+
+// tooLarge refuses a body whose length is more than factor times the bound of where it goes.
+func tooLarge(r *http.Request, t Target, m *Mount, what string, factor int64) error {
+	bound, name := boundOf(t, m)
+	if bound > 0 && r.ContentLength > factor*bound {
+		return insufficientStorage("%s (%s) is larger than %s: %s", what, sizeOf(r.ContentLength), name, sizeOf(bound))
+	}
+	return nil
+}
+
+// boundOf is the size bound of m (nil: the root file system) and what people call it.
+func boundOf(t Target, m *Mount) (int64, string) {
+	if m != nil {
+		return m.SizeBytes, m.Name
+	}
+	return t.RootBytes, "the root file system"
+}
+
 // spoolBody spools a request's body on the node, refusing more than factor times the bound of where it goes.
 func (h *Handler) spoolBody(r *http.Request, t Target, m *Mount, what string, factor int64) (*spooled, error) {
-	bound, name := t.RootBytes, "the root file system"
-	if m != nil {
-		bound, name = m.SizeBytes, m.Name
+	if err := tooLarge(r, t, m, what, factor); err != nil {
+		return nil, err
 	}
-	if bound > 0 && r.ContentLength > factor*bound {
-		return nil, insufficientStorage("%s (%s) is larger than %s: %s", what, sizeOf(r.ContentLength), name, sizeOf(bound))
-	}
+	bound, name := boundOf(t, m)
 	b := &body{r: r.Body, size: r.ContentLength}
 	data, err := spool(h.SpoolDir, b, factor*bound)
 	var se *StatusError
@@ -98,7 +137,7 @@ func (h *Handler) spoolBody(r *http.Request, t Target, m *Mount, what string, fa
 // mkdir makes the directory p, and with parents the missing ones above it; with parents an existing
 // directory is fine, as with mkdir -p. The archive API makes them, in any image.
 func (h *Handler) mkdir(ctx context.Context, w http.ResponseWriter, t Target, p string, parents bool) error {
-	if err := h.running(ctx, t); err != nil {
+	if _, err := h.running(ctx, t); err != nil {
 		return err
 	}
 	n, err := h.resolve(ctx, t, p, true)
@@ -142,7 +181,7 @@ func (h *Handler) mkdir(ctx context.Context, w http.ResponseWriter, t Target, p 
 
 // remove removes p, and what is under it with recursive; never a mount, or what holds one.
 func (h *Handler) remove(ctx context.Context, w http.ResponseWriter, t Target, p string, recursive bool) error {
-	if err := h.running(ctx, t); err != nil {
+	if _, err := h.running(ctx, t); err != nil {
 		return err
 	}
 	n, err := h.resolve(ctx, t, p, false)
@@ -170,12 +209,15 @@ func (h *Handler) remove(ctx context.Context, w http.ResponseWriter, t Target, p
 	return nil
 }
 
-// changeIn checks that the container can take a change and resolves the directory it goes into.
-func (h *Handler) changeIn(ctx context.Context, t Target, dir string) (node, error) {
-	if err := h.running(ctx, t); err != nil {
-		return node{}, err
+// changeIn checks that the container can take a change and resolves the directory it goes into; it reports
+// the container too, whose user owns what is written.
+func (h *Handler) changeIn(ctx context.Context, t Target, dir string) (node, dd.ContainerInfo, error) {
+	info, err := h.running(ctx, t)
+	if err != nil {
+		return node{}, info, err
 	}
-	return h.resolve(ctx, t, dir, true)
+	n, err := h.resolve(ctx, t, dir, true)
+	return n, info, err
 }
 
 // existingDir checks that a resolved directory is there, as a directory.

@@ -38,14 +38,18 @@ func daemonSetSpecs() {
 		Expect(fieldRef(agent, "POD_NAMESPACE")).To(Equal("metadata.namespace"))
 	})
 
-	It("mounts the Docker socket and the checkpoint folder, and no other host path", func() {
+	It("mounts the Docker socket, the checkpoint folder and Docker's volumes, and no other host path", func() {
 		hostPaths := map[string]corev1.Volume{}
 		for _, v := range pod.Volumes {
 			if v.HostPath != nil {
 				hostPaths[v.HostPath.Path] = v
 			}
 		}
-		Expect(hostPaths).To(HaveLen(2))
+		Expect(hostPaths).To(HaveLen(3))
+		Expect(hostPaths).To(HaveKey(volumesPath))
+		Expect(agent.VolumeMounts).To(ContainElement(SatisfyAll(HaveField("MountPath", volumesPath),
+			HaveField("MountPropagation", HaveValue(Equal(corev1.MountPropagationHostToContainer))))),
+			"the workspaces' tmpfs mounts come after the pod starts")
 		Expect(hostPaths).To(HaveKey(socketPath))
 		Expect(hostPaths[socketPath].HostPath.Type).To(HaveValue(Equal(corev1.HostPathSocket)))
 		Expect(hostPaths).To(HaveKey(checkpointPath))
@@ -78,14 +82,17 @@ func daemonSetSpecs() {
 		Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
 	})
 
-	// The host firewall table is installed over netlink, which needs CAP_NET_ADMIN and nothing more. Added
-	// capabilities reach only a root process (Kubernetes sets no ambient ones), so the agent must stay uid 0.
-	It("holds CAP_NET_ADMIN and no other capability, as root", func() {
+	// The host firewall table is installed over netlink, which needs CAP_NET_ADMIN; files in workspaces are
+	// served on their volumes' host side as the sandbox's user, which needs CAP_CHOWN, CAP_DAC_OVERRIDE and
+	// CAP_FOWNER (files.HostAccess). Added capabilities reach only a root process (Kubernetes sets no ambient
+	// ones), so the agent must stay uid 0.
+	It("holds CAP_NET_ADMIN and the capabilities of files on volumes, and no other, as root", func() {
 		sc := agent.SecurityContext
 		Expect(sc).NotTo(BeNil())
 		Expect(sc.Capabilities).NotTo(BeNil())
 		Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
-		Expect(sc.Capabilities.Add).To(ConsistOf(corev1.Capability("NET_ADMIN")))
+		Expect(sc.Capabilities.Add).To(ConsistOf(corev1.Capability("NET_ADMIN"), corev1.Capability("CHOWN"),
+			corev1.Capability("DAC_OVERRIDE"), corev1.Capability("FOWNER")))
 		Expect(sc.RunAsUser).To(BeNil(), "the pod's securityContext sets the user")
 		Expect(pod.SecurityContext.RunAsUser).To(HaveValue(BeZero()))
 	})

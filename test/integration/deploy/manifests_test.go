@@ -17,6 +17,7 @@ const (
 	agentName      = "dockside-agent"
 	socketPath     = "/var/run/docker.sock"
 	checkpointPath = "/var/lib/dockside/checkpoints"
+	volumesPath    = "/var/lib/docker/volumes"
 )
 
 // The specs run in order: what is applied first is then read back and checked. A failed check does not hide

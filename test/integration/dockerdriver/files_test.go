@@ -5,6 +5,8 @@ package dockerdriver_test
 import (
 	"archive/tar"
 	"bytes"
+	"context"
+	"errors"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
@@ -26,17 +28,28 @@ import (
 )
 
 // The files handler on the real driver: what the fake cannot show (symlinks resolved by the daemon, owners,
-// the archive API's view of mounts) is checked here.
-var _ = Describe("Files handler", func() {
+// the archive API's view of mounts, the volume's host side) is checked here, with the workspace served
+// through the archive API and from its volume's host side alike.
+var _ = Describe("Files handler, the workspace through the archive API", func() { filesHandlerSpecs(false) })
+
+var _ = Describe("Files handler, the workspace on its volume's host side", func() {
+	BeforeEach(func() {
+		Expect(files.HostAccess()).To(BeTrue(), "these tests run as root on the Docker host, with openat2")
+	})
+	filesHandlerSpecs(true)
+})
+
+func filesHandlerSpecs(hostVolumes bool) {
 	const workspaceSize = 4 << 20
 	var (
-		h      = &files.Handler{}
+		h      = &files.Handler{HostVolumes: hostVolumes}
 		target files.Target
+		vol    string
 	)
 	BeforeEach(func(ctx SpecContext) {
 		h.Driver = driver
 		o := newOwner("files")
-		vol := dd.Name(o, dsv1alpha1.RoleWorkspace, "")
+		vol = dd.Name(o, dsv1alpha1.RoleWorkspace, "")
 		_, err := driver.EnsureVolume(ctx, dd.VolumeSpec{Name: vol, Owner: o, Role: dsv1alpha1.RoleWorkspace, SizeBytes: workspaceSize})
 		Expect(err).NotTo(HaveOccurred())
 		s := spec(o, dsv1alpha1.RolePrimary, "")
@@ -44,7 +57,7 @@ var _ = Describe("Files handler", func() {
 		s.Tmpfs = []dd.TmpfsMount{{Target: "/tmp", SizeBytes: 1 << 20}}
 		run(ctx, s)
 		target = files.Target{Container: s.Name, Mounts: []files.Mount{
-			{Path: "/workspace", SizeBytes: workspaceSize, Name: "the workspace"},
+			{Path: "/workspace", SizeBytes: workspaceSize, Name: "the workspace", Volume: vol},
 			{Path: "/tmp", SizeBytes: 1 << 20, Name: "/tmp", Tmpfs: true},
 		}}
 	})
@@ -127,8 +140,14 @@ var _ = Describe("Files handler", func() {
 		Expect(pw.Close()).To(Succeed())
 		var rec *httptest.ResponseRecorder
 		Eventually(done).WithTimeout(time.Minute).Should(Receive(&rec))
-		Expect(rec.Code).To(BeNumerically(">=", 400), "the daemon resolved the link onto the read-only root and refused: %s", rec.Body)
-		Expect(inContainer(ctx, "test ! -e /etc/f && ls -A /workspace/d2")).To(BeEmpty(), "nothing reached the read-only root, nothing was left")
+		if hostVolumes {
+			// The host's side holds the directory it opened, which the swap moved: the file lands there.
+			Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+			Expect(inContainer(ctx, "test ! -e /etc/f && ls -A /workspace/d2")).To(Equal("f"), "nothing reached the read-only root")
+		} else {
+			Expect(rec.Code).To(BeNumerically(">=", 400), "the daemon resolved the link onto the read-only root and refused: %s", rec.Body)
+			Expect(inContainer(ctx, "test ! -e /etc/f && ls -A /workspace/d2")).To(BeEmpty(), "nothing reached the read-only root, nothing was left")
+		}
 		_, err = os.Stat("/etc/f")
 		Expect(os.IsNotExist(err)).To(BeTrue(), "nor the host")
 	})
@@ -197,4 +216,53 @@ var _ = Describe("Files handler", func() {
 		Expect(status(rec, http.StatusConflict)).To(ContainSubstring("a directory of the archive is a file or a link in /workspace/x"))
 		Expect(inContainer(ctx, "test ! -e /etc/evil && readlink /workspace/x/etc")).To(Equal("/etc"))
 	})
-})
+
+	It("reads and writes the workspace without the archive API when its volume's mount is visible here", func(ctx SpecContext) {
+		h.Driver = noArchive{driver}
+		defer func() { h.Driver = driver }()
+		data := make([]byte, 2<<20)
+		_, _ = rand.Read(data)
+		rec := put("/workspace/blob", data)
+		if !hostVolumes {
+			Expect(rec.Code).To(Equal(http.StatusInternalServerError), "the archive API serves it: %s", rec.Body)
+			return
+		}
+		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+		Expect(inContainer(ctx, "stat -c '%u:%g %a %s' /workspace/blob; ls -A /workspace")).To(Equal("65532:65532 644 2097152\nblob"))
+		rec = get("/workspace/blob")
+		Expect(rec.Code).To(Equal(http.StatusOK))
+		Expect(sha256.Sum256(rec.Body.Bytes())).To(Equal(sha256.Sum256(data)))
+	})
+
+	It("falls back to the archive API where the volume's path is not its mount", func(ctx SpecContext) {
+		h.Driver = elsewhere{Driver: driver, mountpoint: GinkgoT().TempDir()}
+		defer func() { h.Driver = driver }()
+		Expect(put("/workspace/f", []byte("in the container")).Code).To(Equal(http.StatusCreated))
+		Expect(inContainer(ctx, "cat /workspace/f")).To(Equal("in the container"))
+		Expect(os.ReadDir(h.Driver.(elsewhere).mountpoint)).To(BeEmpty(), "nothing went to the directory that is not the volume")
+	})
+}
+
+// noArchive is the driver without its archive calls: what still works does not need them.
+type noArchive struct{ dd.Driver }
+
+func (noArchive) CopyFrom(context.Context, string, string) (io.ReadCloser, error) {
+	return nil, errors.New("no archive API in this test")
+}
+
+func (noArchive) CopyToAsUser(context.Context, string, string, io.Reader) error {
+	return errors.New("no archive API in this test")
+}
+
+// elsewhere is the driver reporting every volume at a directory that is not its mount, as an agent in a
+// pod sees a host path that does not propagate mounts.
+type elsewhere struct {
+	dd.Driver
+	mountpoint string
+}
+
+func (e elsewhere) ObserveVolume(ctx context.Context, name string) (dd.VolumeInfo, error) {
+	info, err := e.Driver.ObserveVolume(ctx, name)
+	info.Mountpoint = e.mountpoint
+	return info, err //nolint:wrapcheck // the driver's own
+}

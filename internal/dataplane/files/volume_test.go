@@ -1,0 +1,79 @@
+package files
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/iotest"
+
+	. "github.com/onsi/gomega"
+)
+
+// volumeDir is a directory standing for a volume's host side, opened as its root, with a link out of it.
+func volumeDir(t *testing.T) (*os.File, *Mount, string) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	g.Expect(os.MkdirAll(filepath.Join(dir, "d"), 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "d", "f"), []byte("in"), 0o644)).To(Succeed())
+	g.Expect(os.Symlink("/etc", filepath.Join(dir, "out"))).To(Succeed())
+	g.Expect(os.Symlink("d", filepath.Join(dir, "near"))).To(Succeed())
+	root, err := os.Open(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { root.Close() })
+	return root, &Mount{Path: "/workspace", SizeBytes: 1 << 20, Name: "the workspace"}, dir
+}
+
+func TestOpenInFollowsNoLink(t *testing.T) {
+	g := NewWithT(t)
+	root, m, _ := volumeDir(t)
+	f, err := openIn(root, m, "/workspace/d/f", os.O_RDONLY, 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	f.Close()
+	for _, p := range []string{"/workspace/out/passwd", "/workspace/near/f", "/workspace/out", "/workspace/near"} {
+		_, err := openIn(root, m, p, os.O_RDONLY, 0)
+		g.Expect(hostError(err, p, m)).To(MatchError(ContainSubstring("a link or a mount appeared in its path")), p)
+	}
+	_, err = openIn(root, m, "/workspace/../../etc/passwd", os.O_RDONLY, 0)
+	g.Expect(hostError(err, "/etc/passwd", m)).To(MatchError("/etc/passwd does not exist"), "'..' stays in the volume's root")
+}
+
+func TestWriteHostIsAtomic(t *testing.T) {
+	g := NewWithT(t)
+	root, m, dir := volumeDir(t)
+	uid, gid := os.Getuid(), os.Getgid()
+	putIn := func(dir, name string, data []byte, size int64) error {
+		r := httptest.NewRequest(http.MethodPut, "/files", bytes.NewReader(data))
+		r.ContentLength = size
+		_, err := writeHost(r, root, m, dir, name, 0o640, uid, gid)
+		return err
+	}
+	put := func(data []byte, size int64) error { return putIn("/workspace/d", "f", data, size) }
+	g.Expect(put([]byte("new"), 3)).To(Succeed())
+	got, err := os.ReadFile(filepath.Join(dir, "d", "f"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(got)).To(Equal("new"))
+	st, err := os.Stat(filepath.Join(dir, "d", "f"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.Mode().Perm()).To(Equal(os.FileMode(0o640)))
+
+	g.Expect(put([]byte("cut"), 10)).To(MatchError("the upload broke off after 3 bytes; nothing was written"))
+	r := httptest.NewRequest(http.MethodPut, "/files", iotest.ErrReader(os.ErrClosed))
+	_, err = writeHost(r, root, m, "/workspace/d", "f", 0o644, uid, gid)
+	g.Expect(err).To(HaveOccurred())
+	entries, err := os.ReadDir(filepath.Join(dir, "d"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(entries).To(HaveLen(1), "no temporary file is left")
+	got, _ = os.ReadFile(filepath.Join(dir, "d", "f"))
+	g.Expect(string(got)).To(Equal("new"), "the file is as it was")
+
+	var se *StatusError
+	g.Expect(errors.As(putIn("/workspace/out", "x", []byte("x"), 1), &se)).To(BeTrue())
+	g.Expect(se.Status.Code).To(BeEquivalentTo(http.StatusConflict), "a link is never a directory to write in: %s", se)
+	_, err = os.Lstat("/etc/x")
+	g.Expect(os.IsNotExist(err)).To(BeTrue())
+	g.Expect(putIn("/workspace", "d", []byte("x"), 1)).To(MatchError("/workspace/d is a directory"))
+}
