@@ -120,6 +120,7 @@ const (
 	// Containment the node refuses. Each message names the node and the agent flag or storage driver.
 	ReasonRootNotAllowed          = "RootNotAllowed"          // runAsRoot on the Sandbox or a service, and the agent runs without --allow-root
 	ReasonWritableRootUnsupported = "WritableRootUnsupported" // rootFilesystem Writable, and the node's storage driver cannot cap it
+	ReasonUnrestrictedNotAllowed  = "UnrestrictedNotAllowed"  // network mode Unrestricted, and the agent runs with --refuse-unrestricted
 
 	// ReasonNameCollision: two containers of the topology would claim one DNS name (the Sandbox's own name,
 	// held by its primary, or a service's name or alias), so that it would resolve to either. The message

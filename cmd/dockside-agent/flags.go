@@ -49,6 +49,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	fs.BoolVar(&s.opts.RequireDigest, "require-digest", false, "run only images pinned by digest (name@sha256:...)")
 	fs.BoolVar(&s.opts.AllowNoSeccomp, "allow-no-seccomp", false, "run even when the Docker daemon applies no seccomp profile (sandboxes can then make every system call of the host's kernel); without it the agent refuses to start on such a daemon")
 	fs.BoolVar(&s.opts.AllowRoot, "allow-root", false, "run the containers of Sandboxes and SandboxServices that ask for it (runAsRoot: true) as root, still without capabilities; without it they fail with reason RootNotAllowed")
+	fs.BoolVar(&s.opts.RefuseUnrestricted, "refuse-unrestricted", false, "fail Sandboxes of network mode Unrestricted on this node with reason UnrestrictedNotAllowed, whatever their namespace allows")
 	fs.StringVar(&s.opts.HolderImage, "holder-image", agent.DefaultHolderImage, "image of the container that keeps each workspace alive; it must be present on the Docker host")
 	fs.BoolVar(&s.opts.LeaderElection, "leader-elect", true, "hold the Lease dockside-agent-<node-name>, so that two agents never act for one node")
 	fs.StringVar(&s.opts.LeaseNamespace, "lease-namespace", agent.DefaultLeaseNamespace, "namespace of the node's Lease")

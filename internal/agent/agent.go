@@ -86,6 +86,9 @@ type Options struct {
 	// AllowRoot runs a Sandbox's or SandboxService's containers as root where they ask for it (runAsRoot);
 	// without it such a Sandbox fails with reason RootNotAllowed.
 	AllowRoot bool
+	// RefuseUnrestricted fails Sandboxes of network mode Unrestricted on this node with reason
+	// UnrestrictedNotAllowed (docs/security.md, "Who may go Unrestricted").
+	RefuseUnrestricted bool
 
 	// LeaderElection holds the Lease LeaseName(Node) in LeaseNamespace (default kube-system), so that two
 	// agents never act for one node at once; the second waits until the first lets go.
@@ -334,7 +337,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: recorder,
 		Options: sandbox.Options{
 			Node: opts.Node, Capacity: opts.Capacity, AllocatableMemory: allocatable, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
-			AllowRoot: opts.AllowRoot, Storage: storage, EgressProxyPort: opts.EgressProxyPort,
+			AllowRoot: opts.AllowRoot, RefuseUnrestricted: opts.RefuseUnrestricted, Storage: storage, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once
 		},

@@ -39,6 +39,9 @@ type Options struct {
 	HolderImage   string // image of the container that keeps a workspace alive (docs/design/docker-mapping.md, "Why the holder exists")
 	AllowRoot     bool   // run containers as root where a Sandbox or SandboxService asks (runAsRoot)
 
+	// RefuseUnrestricted fails Sandboxes of network mode Unrestricted (reason UnrestrictedNotAllowed).
+	RefuseUnrestricted bool
+
 	// AllocatableMemory is the most bytes the footprints of the Sandboxes this node holds add up to (their
 	// memory limits and workspaces; see footprint.go).
 	AllocatableMemory int64

@@ -99,8 +99,8 @@ func topologyNameCollision(sbx *dsv1alpha1.Sandbox, services []*dsv1alpha1.Sandb
 }
 
 // checkContainment refuses, before anything of a start is built, what this node will not run: a container
-// as root while the agent runs without --allow-root, and a writable root file system its storage driver
-// cannot cap. Like an image the node's policy refuses, the refusal is Stalled at once and keeps its reason
+// as root while the agent runs without --allow-root, network mode Unrestricted while it runs with
+// --refuse-unrestricted, and a writable root file system its storage driver cannot cap. Like an image the node's policy refuses, the refusal is Stalled at once and keeps its reason
 // past the startup deadline; a change of spec that rolls the topology, or an agent started with the flag,
 // starts it again.
 func (r *Reconciler) checkContainment(_ context.Context, s *scope) (bool, error) {
@@ -110,6 +110,11 @@ func (r *Reconciler) checkContainment(_ context.Context, s *scope) (bool, error)
 	if who := rootAsker(s); who != "" && !r.Options.AllowRoot {
 		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonRootNotAllowed,
 			"%s asks to run as root (runAsRoot: true), which node %s does not allow: its agent runs without --allow-root", who, r.Options.Node)
+		return true, nil
+	}
+	if s.sbx.Spec.Network.Mode == dsv1alpha1.NetworkUnrestricted && r.Options.RefuseUnrestricted {
+		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonUnrestrictedNotAllowed,
+			"network mode Unrestricted reaches every address the host can route to, which node %s does not allow: its agent runs with --refuse-unrestricted", r.Options.Node)
 		return true, nil
 	}
 	if topology.WritableRootBytes(s.sbx.Spec) > 0 {

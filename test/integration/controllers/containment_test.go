@@ -96,6 +96,26 @@ var _ = Describe("Containment", func() {
 		Expect(docker.spec(dsv1alpha1.RoleHolder, "").RunAsRoot).To(BeFalse())
 	})
 
+	It("refuses network mode Unrestricted on a node whose agent refuses it, and runs it elsewhere", func() {
+		ns := newNamespace()
+		unrestricted := func(s *dsv1alpha1.Sandbox) { s.Spec.Network.Mode = dsv1alpha1.NetworkUnrestricted }
+		refusing := newAgent(func(o *agent.Options) { o.RefuseUnrestricted = true })
+		refused := session(ns, "refused", refusing.node, busybox, unrestricted)
+		create(refused)
+		Eventually(condition(refused, dsv1alpha1.ConditionStalled)).Should(Equal("True/UnrestrictedNotAllowed"))
+		Expect(message(refused, dsv1alpha1.ConditionStalled)).To(And(ContainSubstring("--refuse-unrestricted"), ContainSubstring(refusing.node)))
+		Expect(phase(refused)()).To(Equal(dsv1alpha1.SandboxFailed))
+		Expect(containers(refusing.docker, refused, "")).To(BeEmpty())
+		isolated := session(ns, "isolated", refusing.node, busybox, func(s *dsv1alpha1.Sandbox) { s.Spec.Network.Mode = dsv1alpha1.NetworkIsolated })
+		create(isolated)
+		Eventually(condition(isolated, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+
+		allowing := newAgent()
+		allowed := session(ns, "allowed", allowing.node, busybox, unrestricted)
+		create(allowed)
+		Eventually(condition(allowed, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+	})
+
 	It("refuses a writable root where the storage driver cannot cap it, naming the driver", func() {
 		ns := newNamespace()
 		a, _ := specAgent(extfs)

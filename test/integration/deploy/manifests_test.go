@@ -48,7 +48,7 @@ var _ = Describe("config/default", Ordered, ContinueOnFailure, func() {
 		Expect(rendered).To(HaveKey("ClusterRole dockside-agent-metrics-auth"))
 		Expect(rendered).To(HaveKey("ClusterRoleBinding dockside-agent-metrics-auth"))
 		Expect(rendered).To(HaveKey("ClusterRole dockside-metrics-reader"))
-		for _, policy := range []string{"dockside-agent-confinement", "dockside-agent-claims"} {
+		for _, policy := range []string{"dockside-agent-confinement", "dockside-agent-claims", "dockside-namespace-limits"} {
 			Expect(rendered).To(HaveKey("ValidatingAdmissionPolicy " + policy))
 			Expect(rendered).To(HaveKey("ValidatingAdmissionPolicyBinding " + policy))
 		}
@@ -78,6 +78,7 @@ var _ = Describe("config/default", Ordered, ContinueOnFailure, func() {
 	Context("an agent run by systemd, with the kubeconfig of config/systemd/agent-kubeconfig.sh", systemdSpecs)
 	Context("agents confined to their node", confinementSpecs)
 	Context("the roles of people who use Dockside", userRoleSpecs)
+	Context("what each namespace may ask for, by its labels", namespaceLimitSpecs)
 })
 
 // splitManifests parses a multi-document YAML stream, skipping empty documents.
