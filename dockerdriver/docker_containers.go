@@ -21,7 +21,10 @@ func (d *Docker) EnsureContainer(ctx context.Context, spec ContainerSpec) (Conta
 	defer d.locks.lock("container/" + spec.Name)()
 	want := Labels(d.node, spec.Owner, spec.Role, spec.Service)
 	if info, err := d.adoptContainer(ctx, spec.Name, want); err != nil || info.Exists {
-		return info, err
+		if err != nil {
+			return info, err
+		}
+		return d.vetCreated(ctx, spec, info)
 	}
 	img, err := d.checkDependencies(ctx, spec)
 	if err != nil {
@@ -39,7 +42,10 @@ func (d *Docker) EnsureContainer(ctx context.Context, spec ContainerSpec) (Conta
 	if err == nil && !info.Exists {
 		err = NewError(KindUncertain, PhaseCreate, spec.Name, "created but not found afterwards")
 	}
-	return info, err
+	if err != nil {
+		return info, err
+	}
+	return d.vetCreated(ctx, spec, info)
 }
 
 func (d *Docker) adoptContainer(ctx context.Context, name string, want map[string]string) (ContainerInfo, error) {

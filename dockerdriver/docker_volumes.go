@@ -93,8 +93,10 @@ func (d *Docker) ListVolumes(ctx context.Context, match map[string]string) ([]Vo
 // tmpfsOptions are the local driver's options for a size-limited tmpfs volume (mount -t tmpfs -o size=N).
 // Its root is writable by every user, sticky like /tmp: the user a container runs as depends on its image
 // (see RunAs), which may change from one topology generation to the next while the workspace stays.
+// nosuid and nodev leave set-user-ID files and device nodes in it without effect, as Docker's own tmpfs
+// mounts do.
 func tmpfsOptions(sizeBytes int64) map[string]string {
-	return map[string]string{"type": "tmpfs", "device": "tmpfs", "o": "size=" + strconv.FormatInt(sizeBytes, 10) + ",mode=1777"}
+	return map[string]string{"type": "tmpfs", "device": "tmpfs", "o": "size=" + strconv.FormatInt(sizeBytes, 10) + ",mode=1777,nosuid,nodev"}
 }
 
 func volumeInfo(v volume.Volume) VolumeInfo {

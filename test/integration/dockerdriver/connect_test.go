@@ -3,6 +3,8 @@
 package dockerdriver_test
 
 import (
+	"io"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 	. "github.com/onsi/ginkgo/v2"
@@ -67,13 +69,23 @@ var _ = Describe("Connecting", func() {
 // volumeImage commits the test image with a declared VOLUME and a default user, as a local image of this
 // run that the spec removes again.
 func volumeImage(ctx SpecContext) string {
+	return localImage(ctx, "itest-volume", nil, "VOLUME /data", "USER nobody")
+}
+
+// localImage commits the test image, with the tar archive files extracted at / when it is not nil and
+// the Dockerfile instructions changes, as dockside.dev/<name>:<node>, a local image of this run that the spec
+// removes again.
+func localImage(ctx SpecContext, name string, files io.Reader, changes ...string) string {
 	GinkgoHelper()
-	ref := "dockside.dev/itest-volume:" + node
+	ref := "dockside.dev/" + name + ":" + node
 	base, err := docker.ContainerCreate(ctx, &container.Config{Image: testImage, Labels: map[string]string{dsv1alpha1.LabelManaged: "true", dsv1alpha1.LabelNode: node}},
 		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { Expect(docker.ContainerRemove(ctx, base.ID, container.RemoveOptions{})).To(Succeed()) }()
-	_, err = docker.ContainerCommit(ctx, base.ID, container.CommitOptions{Reference: ref, Changes: []string{"VOLUME /data", "USER nobody"}})
+	if files != nil {
+		Expect(docker.CopyToContainer(ctx, base.ID, "/", files, container.CopyToContainerOptions{})).To(Succeed())
+	}
+	_, err = docker.ContainerCommit(ctx, base.ID, container.CommitOptions{Reference: ref, Changes: changes})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) {
 		_, err := docker.ImageRemove(ctx, ref, image.RemoveOptions{})

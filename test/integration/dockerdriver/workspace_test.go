@@ -41,7 +41,7 @@ var _ = Describe("Workspace volumes", func() {
 		raw, err := docker.VolumeInspect(ctx, ws.Name)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(raw.Driver).To(Equal("local"))
-		Expect(raw.Options).To(Equal(map[string]string{"type": "tmpfs", "device": "tmpfs", "o": "size=1048576,mode=1777"}), "every user may write")
+		Expect(raw.Options).To(Equal(map[string]string{"type": "tmpfs", "device": "tmpfs", "o": "size=1048576,mode=1777,nosuid,nodev"}), "every user may write; no set-user-ID file or device node works")
 
 		run(ctx, primary)
 		res := sh(ctx, primary.Name, "dd if=/dev/zero of=/workspace/big bs=64k count=32 2>&1", 10*time.Second)
