@@ -72,6 +72,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 		s.opts.EgressPermit = append(s.opts.EgressPermit, p.Masked())
 		return nil
 	})
+	fs.BoolVar(&s.opts.EgressIPv6, "egress-ipv6", false, "let the egress proxy connect to public IPv6 addresses; without it every IPv6 destination is refused (ForbiddenAddress) but those inside an --egress-permit range")
 	fs.BoolVar(&s.opts.HostFirewall, "host-firewall", true, "install the nftables table that drops what Dockside's bridges send to this host, except connections to the egress proxy (needs CAP_NET_ADMIN; without it the agent warns loudly and goes on)")
 	fs.StringVar(&s.opts.Dataplane.BindAddress, "dataplane-bind-address", "", "address of the data plane's HTTPS listener (exec on Sandboxes through the API server's aggregated group subresources.dockside.dev), e.g. :9443; \"\" serves none")
 	fs.StringVar(&s.opts.Dataplane.CertDir, "dataplane-cert-dir", "", "folder with the data plane's tls.crt and tls.key (naming --dataplane-server-name) and ca.crt, the CA of every agent's certificate and the APIService's caBundle")

@@ -163,6 +163,9 @@ type Options struct {
 	// EgressPermit are address ranges the proxy may connect to although they are private, loopback,
 	// link-local or the host's own (an internal package mirror); Dockside's topology pool stays refused.
 	EgressPermit []netip.Prefix
+	// EgressIPv6 lets the proxy connect to public IPv6 addresses; without it IPv6 is refused but inside
+	// EgressPermit (docs/egress.md).
+	EgressIPv6 bool
 	// HostFirewall installs the nftables table that drops what Dockside's bridges send to the host, except the
 	// egress proxy's port (docs/egress.md); without the privilege the agent warns and goes on.
 	HostFirewall bool

@@ -30,7 +30,7 @@ func newEgressProxy(opts Options, driver dd.Driver, reader client.Reader, record
 	refusals := egress.NewRefusalEvents(reader, recorder, 30*time.Second)
 	return &egress.Proxy{
 		Port:      opts.EgressProxyPort,
-		Policy:    egress.Policy{Permit: opts.EgressPermit, Never: []netip.Prefix{pool}, HostAddrs: egress.HostAddrs(10 * time.Second)},
+		Policy:    egress.Policy{Permit: opts.EgressPermit, AllowIPv6: opts.EgressIPv6, Never: []netip.Prefix{pool}, HostAddrs: egress.HostAddrs(10 * time.Second)},
 		Sources:   egress.NewSandboxSources(driver, reader),
 		OnRefused: refusals.Record,
 		Log:       log.WithName("egress"),

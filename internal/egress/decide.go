@@ -55,8 +55,10 @@ func (p *Proxy) decide(ctx context.Context, src Source, t target) ([]netip.Addr,
 	return permitted, nil
 }
 
-// resolve looks name up within resolveTimeout. A failure names the name and the resolver's verdict, not the
-// resolver's own address.
+// resolve looks name up within resolveTimeout, as an absolute name (with a trailing dot), so that the host's
+// search domains (a cluster's ndots:5 with svc.cluster.local and the like) are never tried before the name
+// itself: what the allowlist judged is what is resolved. A failure names the name and the resolver's verdict,
+// not the resolver's own address.
 func (p *Proxy) resolve(ctx context.Context, name string) ([]netip.Addr, *Refusal) {
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
@@ -64,7 +66,7 @@ func (p *Proxy) resolve(ctx context.Context, name string) ([]netip.Addr, *Refusa
 	if p.Resolver != nil {
 		resolver = p.Resolver
 	}
-	addrs, err := resolver.LookupNetIP(ctx, "ip", name)
+	addrs, err := resolver.LookupNetIP(ctx, "ip", name+".")
 	if err != nil {
 		why := err.Error()
 		if dnsErr, ok := errors.AsType[*net.DNSError](err); ok {

@@ -27,7 +27,8 @@ func (f fakeSources) Lookup(_ context.Context, ip netip.Addr) (Source, bool) {
 	return s, ok
 }
 
-// fakeResolver answers from a table and records every name it was asked.
+// fakeResolver answers from a table and records every name it was asked. The proxy asks for absolute names
+// (a trailing dot): a relative one is not found, as it would first go through the host's search domains.
 type fakeResolver struct {
 	names map[string][]netip.Addr
 	mu    sync.Mutex
@@ -38,7 +39,7 @@ func (r *fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.A
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.asked = append(r.asked, host)
-	if addrs, ok := r.names[host]; ok {
+	if addrs, ok := r.names[strings.TrimSuffix(host, ".")]; ok && strings.HasSuffix(host, ".") {
 		return addrs, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}

@@ -17,6 +17,9 @@ type Policy struct {
 	// HostAddrs returns the addresses of the Docker host itself, refused unless inside Permit; nil = none. It is
 	// called for every address judged, so it should answer from memory.
 	HostAddrs func() []netip.Addr
+	// AllowIPv6 lets public IPv6 addresses through (agent flag --egress-ipv6). Without it every IPv6
+	// address is refused but those inside Permit and those that embed a permitted IPv4 address.
+	AllowIPv6 bool
 }
 
 // Check returns nil when addr may be dialled, else a *Refusal (ReasonForbiddenAddress) naming the address's
@@ -57,6 +60,11 @@ func (p Policy) judge(addr netip.Addr) (class string, refused bool) {
 				return "an address of the Docker host", true
 			}
 		}
+	}
+	// Sandboxes have no IPv6 of their own (docs/egress.md), and a node's IPv6 routes are seldom watched as
+	// closely as its IPv4 ones: the proxy reaches IPv6 only where the operator says so.
+	if a.Is6() && !p.AllowIPv6 {
+		return "an IPv6 address, which the egress proxy reaches only where the agent runs with --egress-ipv6", true
 	}
 	return "", false
 }

@@ -16,6 +16,8 @@ func TestPolicyCheck(t *testing.T) {
 	permit10.Permit = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("198.51.100.20/32")}
 	neverBeatsPermit := permit10
 	neverBeatsPermit.Never = []netip.Prefix{netip.MustParsePrefix("10.200.0.0/16")}
+	v6 := base
+	v6.AllowIPv6 = true
 
 	for _, tc := range []struct {
 		policy Policy
@@ -49,12 +51,17 @@ func TestPolicyCheck(t *testing.T) {
 		{base, "240.0.0.1", "a reserved address"},
 		{base, "198.51.100.20", "an address of the Docker host"},
 		{base, "2001:db8::20", "an address of the Docker host"},
+		{v6, "2001:db8::20", "an address of the Docker host"},
+		{v6, "fe80::1", "a link-local address"},
+		{v6, "64:ff9b::a9fe:a9fe", "a NAT64 form of 169.254.169.254"},
 		{base, "::ffff:198.51.100.20", "an address of the Docker host"},
 		{base, "203.0.113.7", ""},
-		{base, "2001:db8::7", ""},
-		{base, "::ffff:203.0.113.7", ""},
-		{base, "64:ff9b::cb00:7107", ""}, // NAT64 of 203.0.113.7
-		{Policy{}, "198.51.100.20", ""},  // no HostAddrs: no host address
+		{base, "2001:db8::7", "an IPv6 address, which the egress proxy reaches only where the agent runs with --egress-ipv6"},
+		{v6, "2001:db8::7", ""},
+		{base, "::ffff:203.0.113.7", ""},                // IPv4-mapped: dialled as IPv4
+		{base, "64:ff9b::cb00:7107", "an IPv6 address"}, // NAT64 of 203.0.113.7: dialled as IPv6
+		{v6, "64:ff9b::cb00:7107", ""},
+		{Policy{}, "198.51.100.20", ""}, // no HostAddrs: no host address
 		{permit10, "10.1.2.3", ""},
 		{permit10, "::ffff:10.1.2.3", ""},
 		{permit10, "64:ff9b::a01:203", ""},            // NAT64 of 10.1.2.3, judged as 10.1.2.3

@@ -79,7 +79,7 @@ func TestForwardPlainHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "http://evil.test/" {
 		t.Fatalf("got %d %v", resp.StatusCode, resp.Header)
 	}
-	if got := h.resolver.lookups(); !slices.Equal(got, []string{"web.test", "web.test"}) {
+	if got := h.resolver.lookups(); !slices.Equal(got, []string{"web.test.", "web.test."}) {
 		t.Fatalf("lookups %v", got)
 	}
 	if got := h.dialer.dials(); !slices.Equal(got, []string{"127.0.0.1:" + p, "127.0.0.1:" + p}) {
