@@ -7,13 +7,16 @@ __version__ = "0.1.0"
 
 from .aio import AsyncSandbox
 from .checkpoint import Checkpoint
+from .code import CodeError, CodeResult, CodeValue, Interpreter
 from .commands import CommandHandle, CommandResult
-from .errors import (ApiError, CheckpointFailed, CommandTimeout, DeadlineExceeded, DocksideError, SandboxFailed,
-                     SandboxGone, SandboxNotReady, SandboxPoisoned, WaitTimeout)
+from .errors import (ApiError, CheckpointFailed, CodeTimeout, CommandTimeout, DeadlineExceeded, DocksideError,
+                     SandboxFailed, SandboxGone, SandboxNotReady, SandboxPoisoned, WaitTimeout)
 from .execution import Result
 from .files import FileInfo
+from .provider import DocksideSandbox
 from .sandbox import Sandbox
 
 __all__ = ["Sandbox", "AsyncSandbox", "Checkpoint", "Result", "DocksideError", "ApiError", "WaitTimeout",
            "SandboxFailed", "SandboxGone", "SandboxNotReady", "SandboxPoisoned", "DeadlineExceeded",
-           "CheckpointFailed", "CommandResult", "CommandHandle", "CommandTimeout", "FileInfo"]
+           "CheckpointFailed", "CommandResult", "CommandHandle", "CommandTimeout", "FileInfo", "CodeResult",
+           "CodeValue", "CodeError", "CodeTimeout", "Interpreter", "DocksideSandbox"]

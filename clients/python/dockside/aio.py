@@ -1,13 +1,30 @@
 """asyncio variants. The Kubernetes Python client that Debian ships (python3-kubernetes) is synchronous, and
 its asyncio counterpart (kubernetes_asyncio) is not packaged, so AsyncSandbox runs each blocking call of
 Sandbox in a worker thread (asyncio.to_thread): an event loop stays free while a command runs or a Sandbox
-starts. Cancelling an awaiting task does not stop the call in its thread: a command runs on until it ends or
-its timeout, which the agent enforces from the host, kills it."""
+starts. A call that runs something in the Sandbox stops it when the awaiting task is cancelled: run deletes
+its Execution, commands.run closes its exec stream, run_code interrupts the code (clients/python/README.md,
+"asyncio")."""
 
 import asyncio
 import functools
 
+from . import execution
+from .commands import finish
 from .sandbox import Sandbox
+
+
+async def stoppable(call, stop):
+    """call() in a worker thread. When the awaiting task is cancelled, stop() runs (in a thread too) to make
+    call end soon, call is waited for, and the cancel goes on: no thread is left running the remote work."""
+    task = asyncio.ensure_future(asyncio.to_thread(call))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.to_thread(stop)
+        await asyncio.wait([task])
+        if not task.cancelled():
+            task.exception()  # the stop's doing (e.g. "deleted before it ended"), not the caller's: read and dropped
+        raise
 
 
 class AsyncSandbox:
@@ -39,8 +56,32 @@ class AsyncSandbox:
     async def __aexit__(self, *exc):
         await self.delete()
 
-    async def run(self, command, **kwargs):
-        return await self._call(self.sync.run, command, **kwargs)
+    async def run(self, command, stdin=None, timeout=60, env=None, working_dir=None, max_output_bytes=None,
+                  keep=False):
+        """Sandbox.run; cancelling deletes the Execution, which stops the command."""
+        sbx = self.sync
+        name, uid = await asyncio.to_thread(execution.submit, sbx._api, sbx.namespace, sbx.name, command, stdin,
+                                            timeout, env, working_dir, max_output_bytes)
+        return await stoppable(
+            functools.partial(execution.collect, sbx._api, sbx.namespace, sbx.name, name, uid, timeout, keep),
+            functools.partial(sbx._api.delete, sbx.namespace, execution.PLURAL, name, uid))
+
+    @property
+    def commands(self):
+        return AsyncCommands(self.sync.commands)
+
+    async def run_code(self, code, timeout=60, on_stdout=None, on_stderr=None, max_output_bytes=None):
+        """Sandbox.run_code; cancelling interrupts the code (the session keeps its state, or is killed when the
+        code does not stop), as a timeout does."""
+        if self.sync._interpreter is None:
+            self.sync._interpreter = self.sync.interpreter()
+        interp = self.sync._interpreter
+        return await stoppable(functools.partial(interp.run, code, timeout, on_stdout, on_stderr, max_output_bytes),
+                               interp.cancel)
+
+    async def pty(self, *args, **kwargs):
+        """Sandbox.pty, opened in a thread; the Pty's methods do not block, but for wait (run it in a thread)."""
+        return await self._call(self.sync.pty, *args, **kwargs)
 
     async def pause(self, **kwargs):
         return await self._call(self.sync.pause, **kwargs)
@@ -60,3 +101,20 @@ class AsyncSandbox:
     @staticmethod
     async def _call(method, *args, **kwargs):
         return await asyncio.to_thread(functools.partial(method, *args, **kwargs))
+
+
+class AsyncCommands:
+    """sbx.commands with an awaitable run: cancelling it closes the command's stream, which ends the command
+    and what it started."""
+
+    def __init__(self, commands):
+        self._commands = commands
+
+    async def run(self, cmd, stdin=None, timeout=60, on_stdout=None, on_stderr=None, background=False, env=None,
+                  cwd=None):
+        """Commands.run. background=True returns the CommandHandle (its wait blocks: run it in a thread)."""
+        handle = await asyncio.to_thread(self._commands.start, cmd, stdin, on_stdout, on_stderr, background, env,
+                                         cwd)
+        if background:
+            return handle
+        return await stoppable(functools.partial(finish, handle, timeout), handle.kill)

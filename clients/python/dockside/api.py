@@ -43,9 +43,9 @@ class Api:
         self._custom = client.CustomObjectsApi(api_client)
         self._wire = Wire(api_client)
 
-    def exec(self, namespace, name, argv, stdin):
+    def exec(self, namespace, name, argv, stdin, tty=False):
         """A connected exec stream (a websocket.WebSocket) running argv in the Sandbox (dataplane.py)."""
-        return self._wire.exec(namespace, name, argv, stdin)
+        return self._wire.exec(namespace, name, argv, stdin, tty)
 
     def files(self, namespace, name, method, params, body=None, headers=None, timeout=None):
         """The streamed response of a files request on the Sandbox (dataplane.py)."""

@@ -169,7 +169,11 @@ class CommandHandle:
         elif channel in self._out:
             with self._lock:
                 self._out[channel] += data
-            self._emit(channel, self._decoders[channel].decode(data))
+            self._deliver(channel, data)
+
+    def _deliver(self, channel, data):
+        """Hands a piece of output to its callback, as text."""
+        self._emit(channel, self._decoders[channel].decode(data))
 
     def _emit(self, channel, text):
         if text and self._callbacks[channel]:
@@ -225,24 +229,34 @@ class Commands:
 
         env ({NAME: value}) is added to the command's environment and cwd is its directory, through the
         image's env and sh."""
+        handle = self.start(cmd, stdin, on_stdout, on_stderr, background, env, cwd)
+        return handle if background else finish(handle, timeout)
+
+    def start(self, cmd, stdin=None, on_stdout=None, on_stderr=None, background=False, env=None, cwd=None):
+        """The CommandHandle of cmd, started; stdin is written (and, unless background, closed) as in run."""
         argv = argv_of(cmd, env, cwd)
         sock = self._api.exec(self._namespace, self._name, argv, stdin=background or stdin is not None)
         handle = CommandHandle(sock, on_stdout, on_stderr)
         if background:
             if stdin is not None:
                 handle.send_stdin(stdin)
-            return handle
-        try:
-            if stdin is not None:
-                threading.Thread(target=feed, args=(handle, stdin), name="dockside-stdin", daemon=True).start()
-            return handle.wait(timeout)
-        except WaitTimeout as exc:
-            handle.kill()
-            raise CommandTimeout("CommandTimeout", f"{argv[0]} ran past its {timeout}s timeout: its stream was "
-                                 "closed", result=handle.result()) from None
-        except BaseException:
-            handle.kill()
-            raise
+        elif stdin is not None:
+            threading.Thread(target=feed, args=(handle, stdin), name="dockside-stdin", daemon=True).start()
+        return handle
+
+
+def finish(handle, timeout):
+    """The handle's CommandResult; past timeout, or when interrupted, its stream is closed (which ends the
+    command) and CommandTimeout, or the interruption, raised."""
+    try:
+        return handle.wait(timeout)
+    except WaitTimeout:
+        handle.kill()
+        raise CommandTimeout("CommandTimeout", f"the command ran past its {timeout}s timeout: its stream was "
+                             "closed", result=handle.result()) from None
+    except BaseException:
+        handle.kill()
+        raise
 
 
 def feed(handle, stdin):

@@ -46,11 +46,12 @@ class Wire:
         self._client.update_params_for_auth(headers, [], ["BearerToken"])
         return headers
 
-    def exec(self, namespace, name, argv, stdin):
-        """A connected websocket.WebSocket running argv in the Sandbox, its stdout and stderr separate (no TTY),
-        its stdin open when stdin is true. A refusal raises ApiError in the server's words."""
+    def exec(self, namespace, name, argv, stdin, tty=False):
+        """A connected websocket.WebSocket running argv in the Sandbox, its stdin open when stdin is true. Without
+        tty its stdout and stderr are separate; with tty it runs on a terminal whose output is one stream
+        (stdout) and whose size the resize channel sets. A refusal raises ApiError in the server's words."""
         query = [("command", list(argv)), ("stdin", "true" if stdin else "false"), ("stdout", "true"),
-                 ("stderr", "true"), ("tty", "false")]
+                 ("stderr", "false" if tty else "true"), ("tty", "true" if tty else "false")]
         url = ws_client.get_websocket_url(self._client.configuration.host + path(namespace, name, "exec"), query)
         headers = dict(self._auth_headers(), **{"sec-websocket-protocol": EXEC_PROTOCOL})
         try:

@@ -58,3 +58,8 @@ class CheckpointFailed(DocksideError):
 class CommandTimeout(DocksideError, TimeoutError):
     """A streamed command (sbx.commands.run) ran past its timeout: the client closed its stream, and the agent
     ends the command once it notices (clients/python/README.md). result holds the output printed before."""
+
+
+class CodeTimeout(DocksideError, TimeoutError):
+    """Code run by run_code ran past its timeout: it was interrupted, and result holds its CodeResult (the
+    session kept its state), or it did not stop and the session was killed (result is None)."""

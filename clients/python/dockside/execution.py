@@ -60,6 +60,13 @@ def run(api, namespace, sandbox_name, command, stdin=None, timeout=60, env=None,
     host-enforced deadline in seconds (rounded up). A non-zero exit is a Result; a deadline, a poisoned or
     gone Sandbox raise (see errors.py). Should the client give up waiting (or be interrupted), it deletes the
     Execution, which stops the command."""
+    name, uid = submit(api, namespace, sandbox_name, command, stdin, timeout, env, working_dir, max_output_bytes)
+    return collect(api, namespace, sandbox_name, name, uid, timeout, keep, queue_seconds)
+
+
+def submit(api, namespace, sandbox_name, command, stdin=None, timeout=60, env=None, working_dir=None,
+           max_output_bytes=None):
+    """Creates the Execution of command and returns its (name, uid); delete it to stop the command."""
     if isinstance(command, str):
         raise TypeError("command is an argv list, run without a shell: use ['sh', '-c', '...'] for shell syntax")
     sandbox = api.get(namespace, "sandboxes", sandbox_name)
@@ -67,7 +74,11 @@ def run(api, namespace, sandbox_name, command, stdin=None, timeout=60, env=None,
         raise SandboxGone("SandboxNotFound", f"Sandbox {namespace}/{sandbox_name} does not exist")
     created = api.create(namespace, PLURAL, execution_body(sandbox, command, stdin, timeout, env, working_dir,
                                                            max_output_bytes))
-    name, uid = created["metadata"]["name"], created["metadata"]["uid"]
+    return created["metadata"]["name"], created["metadata"]["uid"]
+
+
+def collect(api, namespace, sandbox_name, name, uid, timeout=60, keep=False, queue_seconds=QUEUE_SECONDS):
+    """Waits for Execution name to end and returns its Result (see run)."""
     try:
         done = wait_for(api, namespace, PLURAL, name, uid, ended(name), timeout + queue_seconds,
                         f"Execution {namespace}/{name} in Sandbox {sandbox_name}")

@@ -4,11 +4,13 @@ one Execution or Checkpoint) followed by a wait for the agent to report it done,
 import copy
 
 from . import execution
-from .commands import Commands
+from .commands import Commands, argv_of
 from .checkpoint import take as take_checkpoint
+from .code import Interpreter
 from .config import connect
 from .errors import SandboxFailed, SandboxGone, SandboxPoisoned
 from .files import Files
+from .pty import Pty
 from .spec import sandbox_body
 from .waiting import condition, is_true, wait_for
 
@@ -24,7 +26,8 @@ class Sandbox:
     say otherwise. The other keyword arguments are the spec's: cpus (cores, e.g. 2 or 0.5), memory_mb,
     pids_limit, workspace_mb, network ("none", "isolated" or "unrestricted"), allow (an Isolated Sandbox's
     egress allowlist, e.g. ["pypi.org:443"]), env ({NAME: value}), secret_env ({NAME: (secret, key)}),
-    services (SandboxService names, in start order), working_dir, labels. Left out, the API server's
+    services (SandboxService names, in start order), working_dir, labels, image_pull_policy ("IfNotPresent",
+    "Always", "Never"). Left out, the API server's
     defaults apply (1 CPU, 512Mi, 256 pids, a 512Mi workspace, network none)."""
 
     def __init__(self, image=None, *, name=None, namespace=None, kubeconfig=None, context=None,
@@ -36,6 +39,7 @@ class Sandbox:
         self.name, self.uid = name, None
         self.ready_timeout = ready_timeout
         self.last_checkpoint = None
+        self._interpreter = None
 
     @classmethod
     def attach(cls, name, **kwargs):
@@ -95,6 +99,28 @@ class Sandbox:
         make_dir, upload, download (files.py)."""
         return Files(self._api, self.namespace, self.name)
 
+    def pty(self, command="sh", cols=80, rows=24, on_data=None, env=None, cwd=None):
+        """A terminal running command (a shell command line or an argv list; a shell by default) at cols x
+        rows, TERM=xterm-256color; returns its pty.Pty (send_input, resize, wait, kill). on_data gets its output
+        as bytes. RBAC as commands."""
+        argv = argv_of(command, dict({"TERM": "xterm-256color"}, **(env or {})), cwd)
+        return Pty(self._api.exec(self.namespace, self.name, argv, stdin=True, tty=True), on_data, cols, rows)
+
+    def run_code(self, code, timeout=60, on_stdout=None, on_stderr=None, max_output_bytes=None):
+        """Runs Python code in the Sandbox's interpreter session, started at the first call, whose variables and
+        imports persist from one call to the next; returns a code.CodeResult (stdout, stderr, value, error).
+        See code.Interpreter.run for timeouts and interrupts."""
+        if self._interpreter is None:
+            self._interpreter = self.interpreter()
+        return self._interpreter.run(code, timeout=timeout, on_stdout=on_stdout, on_stderr=on_stderr,
+                                     max_output_bytes=max_output_bytes)
+
+    def interpreter(self):
+        """A new interpreter session of its own (state apart from run_code's); close() it or use a with block."""
+        image = (self._body or {}).get("spec", {}).get("image")
+        where = f"Sandbox {self.namespace}/{self.name}" + (f" (image {image})" if image else "")
+        return Interpreter(self.commands, where)
+
     def pause(self, timeout=60):
         """Freezes every container of the Sandbox in place (processes, memory and files are kept)."""
         self._api.patch(self.namespace, PLURAL, self.name, {"spec": {"lifecycle": "Paused"}})
@@ -137,6 +163,8 @@ class Sandbox:
         workspace from Docker (its finalizer). Executions go with it; Checkpoints do not."""
         if self.uid is None:
             return
+        if self._interpreter is not None:
+            self._interpreter.close()
         self._api.delete(self.namespace, PLURAL, self.name, self.uid)
         wait_for(self._api, self.namespace, PLURAL, self.name, self.uid, lambda s: s is None, timeout,
                  f"deleting Sandbox {self.namespace}/{self.name}")
@@ -168,6 +196,12 @@ def current(sbx):
 
 
 def ready(sbx):
+    """current and Ready. A failed pull fails the wait at once, in the agent's words (the image and Docker's
+    reason), though the agent would try again until the startup deadline: an image that is missing or
+    misspelt is the usual cause, and waiting minutes to say so helps no one."""
+    if condition(sbx, "Ready").get("reason") == "ImagePullFailed":
+        c = condition(sbx, "Ready")
+        raise SandboxFailed(c["reason"], c.get("message", ""))
     return current(sbx) and is_true(sbx, "Ready")
 
 

@@ -37,7 +37,7 @@ def env_list(env, secret_env):
 
 def sandbox_body(image, name=None, cpus=None, memory_mb=None, pids_limit=None, workspace_mb=None, network=None,
                  allow=None, env=None, secret_env=None, services=None, working_dir=None, restore_from=None,
-                 labels=None):
+                 labels=None, image_pull_policy=None):
     """The Sandbox object to create: a session (no command), named name or generated from "sandbox-"."""
     resources = {}
     if cpus is not None:
@@ -56,6 +56,7 @@ def sandbox_body(image, name=None, cpus=None, memory_mb=None, pids_limit=None, w
         "services": list(services or []),
         "workingDir": working_dir,
         "restoreFrom": restore_from,
+        "imagePullPolicy": image_pull_policy,  # IfNotPresent, Always or Never: the API server checks it
     }
     spec.update({k: v for k, v in optional.items() if v})
     metadata = {"name": name} if name else {"generateName": "sandbox-"}

@@ -46,7 +46,8 @@ class Channel:
                 if not isinstance(message, dict):
                     raise ValueError("not a JSON object")
             except ValueError as exc:
-                self.send({"type": "error", "id": None, "message": f"a request must be one JSON object per line: {exc}"})
+                self.send({"type": "error", "id": None,
+                           "message": f"a request must be one JSON object per line: {exc}"})
                 continue
             yield message
 

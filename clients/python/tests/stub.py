@@ -7,7 +7,10 @@ import io
 import itertools
 import json
 import posixpath
+import os
 import queue
+import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -27,8 +30,8 @@ class StubApi:
         self.filesystem = StubFiles()
         self.requests = []  # (method, params, headers) of the files requests
 
-    def exec(self, namespace, name, argv, stdin):
-        self.calls.append(("exec", "sandboxes", name, {"command": argv, "stdin": stdin}))
+    def exec(self, namespace, name, argv, stdin, tty=False):
+        self.calls.append(("exec", "sandboxes", name, {"command": argv, "stdin": stdin, "tty": tty}))
         sock = self.next_socket()
         self.sockets.append(sock)
         return sock
@@ -160,6 +163,55 @@ class ExecSocket:
         """The bytes the client wrote to stdin, and whether it closed it."""
         data = b"".join(m[1:] for m in self.sent if m[:1] == b"\x00")
         return data, b"\xff\x00" in self.sent
+
+
+class ProcessSocket(ExecSocket):
+    """An exec stream whose far end is a local process running argv (python3 is this interpreter), started in
+    clients/python: stdin, stdout, stderr and the exit status cross it as they cross the agent's, and closing
+    the stream kills the process, as the agent ends an exec's processes when its stream is cut."""
+
+    def __init__(self, argv):
+        super().__init__()
+        argv = [sys.executable if a == "python3" else a for a in argv]
+        self.proc = subprocess.Popen(argv, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        pumps = [threading.Thread(target=self._pump, args=(f, ch), daemon=True)
+                 for f, ch in ((self.proc.stdout, 1), (self.proc.stderr, 2))]
+        for pump in pumps:
+            pump.start()
+        threading.Thread(target=self._exit, args=(pumps,), daemon=True).start()
+
+    def _pump(self, stream, channel):
+        for data in iter(lambda: stream.read1(1 << 16), b""):
+            self.out(channel, data)
+
+    def _exit(self, pumps):
+        for pump in pumps:
+            pump.join()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        self.exit(self.proc.wait())
+
+    def send(self, data, opcode=ABNF.OPCODE_TEXT):
+        super().send(data, opcode)
+        try:
+            if data[:1] == b"\x00":
+                self.proc.stdin.write(data[1:])
+                self.proc.stdin.flush()
+            elif data == b"\xff\x00":
+                self.proc.stdin.close()
+        except (BrokenPipeError, ValueError):
+            pass  # the process ended, or its stdin is closed
+
+    def shutdown(self, how=None):
+        super().shutdown(how)
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass  # what was buffered for a process that is gone
 
 
 class Response(io.BytesIO):

@@ -44,7 +44,7 @@ class RunTest(unittest.TestCase):
         self.assertEqual((res.exit_code, res.stdout, res.stderr, res.ok), (0, "one\ntw\u00f6\n", "warn\n", True))
         self.assertEqual(seen, [("out", "one\n"), ("err", "warn\n"), ("out", "tw"), ("out", "\u00f6\n")])
         self.assertEqual(api.calls[-1], ("exec", "sandboxes", "py",
-                                         {"command": ["sh", "-c", "echo one; echo warn >&2"], "stdin": False}))
+                                         {"command": ["sh", "-c", "echo one; echo warn >&2"], "stdin": False, "tty": False}))
         self.assertTrue(api.sockets[0].closed.is_set())
 
     def test_a_non_zero_exit_is_a_result(self):

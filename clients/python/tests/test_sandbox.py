@@ -1,4 +1,5 @@
 import asyncio
+import time
 import unittest
 
 from dockside import (AsyncSandbox, CheckpointFailed, Sandbox, SandboxFailed, SandboxGone, SandboxPoisoned,
@@ -36,6 +37,24 @@ class LifecycleTest(unittest.TestCase):
         self.assertEqual(caught.exception.reason, "ServiceReadinessFailed")
         self.assertEqual(str(caught.exception), "ServiceReadinessFailed: service redis never passed readiness")
         self.assertEqual(api.objects, {})
+
+    def test_a_failed_pull_fails_the_start_at_once_naming_the_image(self):
+        message = ("pulling image dockside.dev/pyhton:local for the Sandbox failed: ImageNotFound")
+
+        def pull_failing(api, plural, obj):  # the agent would try again until the startup deadline
+            set_condition(obj, "Ready", "False", "ImagePullFailed", message)
+
+        api = StubApi(pull_failing)
+        sbx = Sandbox("dockside.dev/pyhton:local", name="py", namespace="team", api=api, ready_timeout=120,
+                      image_pull_policy="IfNotPresent")
+        self.assertEqual(api.objects, {})
+        start = time.monotonic()
+        with self.assertRaises(SandboxFailed) as caught:
+            sbx.start()
+        self.assertLess(time.monotonic() - start, 60, "not the ready timeout")
+        self.assertEqual((caught.exception.reason, caught.exception.message), ("ImagePullFailed", message))
+        self.assertEqual(api.calls[0][3]["spec"]["imagePullPolicy"], "IfNotPresent")
+        self.assertEqual(api.objects, {}, "deleted")
 
     def test_a_sandbox_never_ready_times_out_and_is_deleted(self):
         api = StubApi()

@@ -1,0 +1,31 @@
+"""sbx.pty: a terminal in the Sandbox over the exec subresource with a TTY (docs/design/dataplane.md, "Exec"):
+what is typed goes to the terminal, its output (stdout and stderr as one stream, escape sequences and all)
+comes back as bytes, and the client sets its size. Ctrl-C typed reaches the foreground process as SIGINT."""
+
+import json
+
+from .commands import CommandHandle
+
+RESIZE = 4  # the channel that carries the terminal's size: {"Width": columns, "Height": rows}
+
+
+class Pty(CommandHandle):
+    """A command running on a terminal. on_data is called with each piece of output (bytes) on the reading
+    thread; stdout holds the output so far as text. send_input(data) types, resize(cols, rows) sets the size,
+    wait(timeout) returns its CommandResult, kill() closes the stream, which ends it and what it started."""
+
+    def __init__(self, sock, on_data=None, cols=80, rows=24):
+        self._on_data = on_data
+        super().__init__(sock)
+        self.resize(cols, rows)
+
+    def send_input(self, data):
+        """Types str (UTF-8) or bytes, e.g. "ls\\n" or "\\x03" (Ctrl-C)."""
+        self.send_stdin(data)
+
+    def resize(self, cols, rows):
+        self._send(bytes([RESIZE]) + json.dumps({"Width": int(cols), "Height": int(rows)}).encode())
+
+    def _deliver(self, channel, data):
+        if self._on_data:
+            self._on_data(bytes(data))
