@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/test/internal/agentproc"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -44,7 +45,7 @@ func BenchmarkPythonClient(b *testing.B) {
 	command := []string{"python3", "-c", "print(6 * 7)"}
 	const want = "42\n"
 
-	rounds, err := startPythonRounds(e.cp.Kubeconfig, ns, sbx.Name, want, command)
+	rounds, err := startPythonRounds(e.cp.Kubeconfig, "run", ns, sbx.Name, want, command)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,6 +78,77 @@ func BenchmarkPythonClient(b *testing.B) {
 		Figures:  startupFigures(viaPython, viaPlugin, "")})
 }
 
+// BenchmarkPythonStreamed times the Python client's data plane calls, in turns with `docker exec` in the same
+// Sandbox: sbx.commands.run of a one-line Python print (one exec stream each) against docker exec of the same
+// command, and sbx.run_code of `1+1` in the interpreter (docs/design/interpreter.md), started once before the
+// rounds, against docker exec of `python3 -c 'print(1+1)'`, what a fresh interpreter costs. The image is the
+// python image with the interpreter: DOCKSIDE_PYTHON_IMAGE, else dockside.dev/python:local.
+func BenchmarkPythonStreamed(b *testing.B) {
+	e := dockerEnv(b)
+	ctx := context.Background()
+	ns, err := e.namespace(ctx, "python-streamed")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cleanUp(b, e, ns)
+	sbx := session(ns, "py")
+	sbx.Spec.Image = "dockside.dev/python:local"
+	if image := os.Getenv("DOCKSIDE_PYTHON_IMAGE"); image != "" {
+		sbx.Spec.Image = image
+	}
+	if _, err := e.applyAndWait(ctx, sbx); err != nil {
+		b.Fatal(err)
+	}
+	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+		b.Fatal(err)
+	}
+	command := []string{"python3", "-c", "print(6 * 7)"}
+	viaCommands, viaDocker, err := pythonAgainstDocker(e, "commands", ns, sbx, "42\n", command, command)
+	if err != nil {
+		b.Fatal(err)
+	}
+	viaCode, viaFresh, err := pythonAgainstDocker(e, "code", ns, sbx, "2", []string{"1+1"},
+		[]string{"python3", "-c", "print(1+1)"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	record(b, group{Key: "python-commands-vs-docker",
+		Title:    fmt.Sprintf("Python client sbx.commands.run of a one-line Python print, %d one after another", pythonRounds),
+		Baseline: "docker exec of the same command in the Sandbox's container",
+		Figures:  startupFigures(viaCommands, viaDocker, "")})
+	record(b, group{Key: "python-run-code-vs-docker",
+		Title:    fmt.Sprintf("Python client sbx.run_code of 1+1 in the interpreter, %d one after another", pythonRounds),
+		Baseline: "docker exec of python3 -c 'print(1+1)' (a fresh interpreter) in the Sandbox's container",
+		Figures:  startupFigures(viaCode, viaFresh, "")})
+}
+
+// pythonAgainstDocker alternates pythonRounds rounds of run_rounds.py in mode with docker exec of dockerCmd,
+// after one uncounted round of each (the client's first exec, the interpreter's start).
+func pythonAgainstDocker(e *env, mode, ns string, sbx *dsv1alpha1.Sandbox, want string, command, dockerCmd []string) (viaPython, viaDocker []time.Duration, err error) {
+	rounds, err := startPythonRounds(e.cp.Kubeconfig, mode, ns, sbx.Name, want, command)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rounds.close()
+	for i := range pythonRounds + 1 {
+		d, err := rounds.next()
+		if err != nil {
+			return nil, nil, err
+		}
+		x, err := timed(func() error {
+			_, err := docker(append([]string{"exec", sbx.Status.ContainerID}, dockerCmd...)...)
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if i > 0 {
+			viaPython, viaDocker = append(viaPython, d), append(viaDocker, x)
+		}
+	}
+	return viaPython, viaDocker, nil
+}
+
 // pythonRoundsProc is clients/python/bench/run_rounds.py running: each line written to it runs the command once.
 type pythonRoundsProc struct {
 	cmd    *exec.Cmd
@@ -85,13 +157,14 @@ type pythonRoundsProc struct {
 	stderr *bytes.Buffer
 }
 
-func startPythonRounds(kubeconfig, ns, sandbox, want string, command []string) (*pythonRoundsProc, error) {
+// startPythonRounds starts run_rounds.py in mode (run, commands or code) against the Sandbox.
+func startPythonRounds(kubeconfig, mode, ns, sandbox, want string, command []string) (*pythonRoundsProc, error) {
 	python := os.Getenv("DOCKSIDE_PYTHON")
 	if python == "" {
 		python = "/usr/bin/python3"
 	}
 	script := filepath.Join("..", "..", "clients", "python", "bench", "run_rounds.py")
-	cmd := exec.Command(python, append([]string{script, ns, sandbox, want, "--"}, command...)...)
+	cmd := exec.Command(python, append([]string{script, mode, ns, sandbox, want, "--"}, command...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
 	p := &pythonRoundsProc{cmd: cmd, stderr: &bytes.Buffer{}}
 	cmd.Stderr = p.stderr

@@ -58,35 +58,43 @@ var _ = Describe("The Python client on real Docker", func() {
 	It("runs its end-to-end module against the agent and leaves nothing behind", func() {
 		ns := newNamespace("python")
 		apply(ns, redisService)
-
-		// A kubeconfig of the spec's own whose current context names the namespace: the client must find it
-		// there, as kubectl does.
-		kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		admin, err := os.ReadFile(cp.Kubeconfig)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(os.WriteFile(kubeconfig, admin, 0o600)).To(Succeed())
-		_, err = kubectlcli.Kubectl{Path: cp.KubectlPath, Kubeconfig: kubeconfig}.Run("config", "set-context", "--current", "--namespace="+ns)
-		Expect(err).NotTo(HaveOccurred())
-
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, python(), "-m", "unittest", "-v", "e2e.test_client_e2e")
-		cmd.Dir = pythonClientDir
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
-		out, err := cmd.CombinedOutput()
-		AddReportEntry("python -m unittest e2e.test_client_e2e", string(out))
-		Expect(err).NotTo(HaveOccurred(), "%s", out)
-
-		left, err := kubectl("get", "-n", ns, "sandboxes,checkpoints,executions", "-o", "name")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.Fields(left)).To(BeEmpty(), "the client deletes what it created")
-		Expect(containers(ns, "", "")).To(BeEmpty())
-		for _, kind := range []string{"network", "volume"} {
-			out, err := docker(kind, "ls", "-q", "--filter", "label="+dsv1alpha1.LabelNamespace+"="+ns)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(strings.Fields(out)).To(BeEmpty(), "%ss left in %s", kind, ns)
-		}
-		_, err = kubectl("delete", "-n", ns, "sandboxservice", "redis")
+		runPythonModule(ns, "e2e.test_client_e2e")
+		_, err := kubectl("delete", "-n", ns, "sandboxservice", "redis")
 		Expect(err).NotTo(HaveOccurred())
 	})
+
+	It("runs code, terminals, cancels and the agent framework provider against the agent", func() {
+		runPythonModule(newNamespace("python-agents"), "e2e.test_agents_e2e")
+	})
 })
+
+// runPythonModule runs a unittest module of clients/python against the suite's control plane, in namespace ns
+// (the current context's of a kubeconfig of its own: the client must find it there, as kubectl does), then
+// checks that nothing it made is left in the API or labelled in Docker.
+func runPythonModule(ns, module string) {
+	kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	admin, err := os.ReadFile(cp.Kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(kubeconfig, admin, 0o600)).To(Succeed())
+	_, err = kubectlcli.Kubectl{Path: cp.KubectlPath, Kubeconfig: kubeconfig}.Run("config", "set-context", "--current", "--namespace="+ns)
+	Expect(err).NotTo(HaveOccurred())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python(), "-m", "unittest", "-v", module)
+	cmd.Dir = pythonClientDir
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	AddReportEntry("python -m unittest "+module, string(out))
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
+
+	left, err := kubectl("get", "-n", ns, "sandboxes,checkpoints,executions", "-o", "name")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(strings.Fields(left)).To(BeEmpty(), "the client deletes what it created")
+	Expect(containers(ns, "", "")).To(BeEmpty())
+	for _, kind := range []string{"network", "volume"} {
+		out, err := docker(kind, "ls", "-q", "--filter", "label="+dsv1alpha1.LabelNamespace+"="+ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Fields(out)).To(BeEmpty(), "%ss left in %s", kind, ns)
+	}
+}
