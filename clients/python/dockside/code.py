@@ -75,6 +75,7 @@ class Interpreter:
     def __init__(self, commands, where):
         self._commands, self._where = commands, where
         self._handle, self._messages, self._partial = None, None, ""
+        self._printed = []  # lines of the exec's stdout before the server's first, when it could not start
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -131,7 +132,10 @@ class Interpreter:
         self._handle = self._commands.run(COMMAND, background=True, on_stdout=self._feed)
         threading.Thread(target=self._watch, args=(self._handle, self._messages), daemon=True).start()
         deadline = time.monotonic() + START_SECONDS
-        msg = self._next(deadline)
+        msg, self._printed = self._next(deadline), []
+        while isinstance(msg, dict) and msg.get("type") == "output":
+            self._printed.append(msg["text"])
+            msg = self._next(deadline)
         if msg is None:
             self.close()
             raise DocksideError("InterpreterNotStarted", f"{self._where}: the interpreter wrote nothing in "
@@ -216,15 +220,19 @@ class Interpreter:
         self._partial = lines.pop()
         for line in lines:
             if line.strip():
-                self._messages.put(json.loads(line))
+                try:
+                    self._messages.put(json.loads(line))
+                except ValueError:  # not the server: what the exec printed when the command could not start
+                    self._messages.put({"type": "output", "text": line})
 
     @staticmethod
     def _watch(handle, messages):
         try:
             handle.wait()
-        except DocksideError:
-            pass  # the exec's failure: _ended_error reads it from the handle
-        messages.put(_ENDED)
+        except Exception:  # noqa: BLE001 -- the exec's failure: _ended_error reads it from the handle
+            pass
+        finally:
+            messages.put(_ENDED)
 
     def _ended_error(self, starting):
         handle, self._handle = self._handle, None
@@ -233,6 +241,9 @@ class Interpreter:
             status, stderr = f"exit code {res.exit_code}", res.stderr.strip()
         except DocksideError as exc:
             status, stderr = exc.message, handle.stderr.strip()
+        except Exception:  # noqa: BLE001 -- what it printed is said below
+            status, stderr = "its stream ended", handle.stderr.strip()
+        stderr = "\n".join(self._printed + ([stderr] if stderr else [])).strip()
         if starting and "No module named dockside_interpreter" in stderr:
             return DocksideError("InterpreterMissing", f"{self._where} has no dockside_interpreter module: run_code "
                                  "needs an image that carries it, as dockside.dev/python:local does "

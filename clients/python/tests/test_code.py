@@ -116,6 +116,16 @@ class RunCodeTest(unittest.TestCase):
         self.assertIn("Sandbox team/py (image dockside.dev/python:local) has no dockside_interpreter module",
                       caught.exception.message)
 
+    def test_a_command_that_cannot_start_says_what_it_printed(self):
+        _, sbx = started(["sh", "-c", "echo 'exec: \"python3\": executable file not found'; exit 127"])
+        self.addCleanup(sbx.delete)
+        start = time.monotonic()
+        with self.assertRaises(DocksideError) as caught:
+            sbx.run_code("1")
+        self.assertLess(time.monotonic() - start, codemod.START_SECONDS, "not after waiting for a first line")
+        self.assertEqual(caught.exception.reason, "InterpreterNotStarted")
+        self.assertIn('exit code 127): exec: "python3": executable file not found', caught.exception.message)
+
     def test_delete_ends_the_session(self):
         api, sbx = started()
         sbx.run_code("1")
