@@ -62,6 +62,8 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	fs.BoolVar(&s.opts.CheckpointRegistryPlainHTTP, "checkpoint-registry-plain-http", false, "talk plain HTTP to the checkpoint registry; only allowed to an address in 127.0.0.0/8")
 	fs.IntVar(&s.opts.MaxExecOutputBytes, "max-exec-output-bytes", dsv1alpha1.MaxExecutionOutputBytes, "node-wide ceiling of an Execution's maxOutputBytes, per stream (at most 262144)")
 	fs.StringVar(&s.opts.TopologyPool, "topology-pool", agent.DefaultTopologyPool, "IPv4 range from which the networks of Sandboxes with services get their /28 subnets (4096 in a /16); agents sharing one Docker daemon are best given disjoint ranges")
+	fs.Float64Var(&s.opts.APIQPS, "kube-api-qps", agent.DefaultAPIQPS, "requests per second the agent makes to the API server, all its clients together, so that a node coming back with hundreds of Sandboxes spreads its writes; the Lease's renewals have a limit of their own")
+	fs.IntVar(&s.opts.APIBurst, "kube-api-burst", agent.DefaultAPIBurst, "requests the agent may make at once above --kube-api-qps")
 	fs.DurationVar(&s.opts.SweepPeriod, "sweep-period", time.Minute, "how often Docker is looked over for orphans and missed events")
 	fs.IntVar(&s.opts.EgressProxyPort, "egress-proxy-port", agent.DefaultEgressProxyPort, "port of the egress proxy served on the gateway of each Isolated bridge, the only way out of one (docs/egress.md); 0 serves none, and Isolated Sandboxes then reach nothing outside")
 	fs.Func("egress-permit", "an address range (CIDR) the egress proxy may connect to although it is private, loopback, link-local or this host's own, e.g. an internal package mirror's; repeat for more", func(v string) error {

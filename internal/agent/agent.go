@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -65,6 +66,11 @@ const (
 	// DefaultNodeLostAfter is how long a node's Lease goes unrenewed before its Sandboxes are marked NodeLost:
 	// the Lease's duration (15s) and more than two of its renewals on top, so that a slow renewal is no loss.
 	DefaultNodeLostAfter = 40 * time.Second
+	// DefaultAPIQPS and DefaultAPIBurst limit the agent's requests to the API server, all its clients together
+	// (docs/agent.md, "When the API server is out"): 200 Sandboxes whose status changed while the API server
+	// was out are written back over some 3 seconds rather than at once.
+	DefaultAPIQPS   = 50
+	DefaultAPIBurst = 100
 )
 
 // Options configure one agent. Zero durations take the defaults noted.
@@ -101,6 +107,11 @@ type Options struct {
 	// marks that node's Sandboxes NodeLost (internal/controller/nodelifecycle); default 40s, longer than the Lease's
 	// duration. Only with LeaderElection (the Leases are what it watches).
 	NodeLostAfter time.Duration
+
+	// APIQPS and APIBurst limit the requests of every client of the agent together (one token bucket); the
+	// Lease's renewals have a bucket of their own. Defaults DefaultAPIQPS and DefaultAPIBurst.
+	APIQPS   float64
+	APIBurst int
 
 	MetricsBindAddress     string // "0" (the default) disables
 	HealthProbeBindAddress string // "0" (the default) disables
@@ -202,6 +213,11 @@ func (o *Options) defaults() error {
 	if lease := leaseDuration(*o); o.LeaderElection && o.NodeLostAfter <= lease {
 		return fmt.Errorf("--node-lost-after (%s) must be longer than the Lease's duration (%s): a node whose agent renews in time is never lost", o.NodeLostAfter, lease)
 	}
+	if o.APIQPS < 0 || o.APIBurst < 0 {
+		return fmt.Errorf("the API server's request limits must be positive, not %g per second with bursts of %d", o.APIQPS, o.APIBurst)
+	}
+	setDefault(&o.APIQPS, DefaultAPIQPS)
+	setDefault(&o.APIBurst, DefaultAPIBurst)
 	setDefault(&o.MetricsBindAddress, "0")
 	setDefault(&o.HealthProbeBindAddress, "0")
 	if err := checkMetricsServing(o); err != nil {
@@ -264,6 +280,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err != nil {
 		return nil, err
 	}
+	cfg = limited(cfg, opts)
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("registering the Kubernetes kinds: %w", err)
@@ -485,6 +502,15 @@ func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
 			UsePriorityQueue: ptr.To(false),
 		},
 	}
+}
+
+// limited is cfg with one token bucket for every client made from it, so that the agent's requests add up to
+// at most opts.APIQPS (a bucket per client would multiply the limit by the number of kinds).
+func limited(cfg *rest.Config, opts Options) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = float32(opts.APIQPS), opts.APIBurst
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	return cfg
 }
 
 func leaseDuration(opts Options) time.Duration {

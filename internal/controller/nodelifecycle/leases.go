@@ -26,20 +26,30 @@ type sighting struct {
 	changed time.Time // this agent's clock when the Lease last changed in its sight
 }
 
-// book holds the sightings of every node's Lease.
+// book holds the sightings of every node's Lease, as seen by the agent of node self.
 type book struct {
+	self      string
 	lostAfter time.Duration
 	nodes     map[string]sighting
 }
 
-func newBook(lostAfter time.Duration) *book {
-	return &book{lostAfter: lostAfter, nodes: map[string]sighting{}}
+func newBook(self string, lostAfter time.Duration) *book {
+	return &book{self: self, lostAfter: lostAfter, nodes: map[string]sighting{}}
 }
 
 // observe records the Leases as listed at now. A Lease seen for the first time counts as changed now: a
 // node is never judged lost before this agent has watched it for lostAfter. A node whose Lease is gone is
-// forgotten (its Sandboxes are no longer judged).
+// forgotten (its Sandboxes are no longer judged). When this agent's own Lease changes after looking
+// unrenewed for longer than lostAfter, it was this agent that could not see (an API server out, a broken
+// watch), not the others that stopped: every node's clock starts again, so that the agents that rode out the
+// same outage get the time to renew before they are judged.
 func (b *book) observe(leases []coordinationv1.Lease, now time.Time) {
+	if b.blindUntil(leases, now) {
+		for node, s := range b.nodes {
+			s.changed = now
+			b.nodes[node] = s
+		}
+	}
 	seen := map[string]bool{}
 	for i := range leases {
 		node, ok := strings.CutPrefix(leases[i].Name, LeasePrefix)
@@ -59,6 +69,28 @@ func (b *book) observe(leases []coordinationv1.Lease, now time.Time) {
 			delete(b.nodes, node)
 		}
 	}
+}
+
+// blindUntil tells whether leases show this agent's own Lease renewed after it looked unrenewed for longer
+// than lostAfter: this agent's view of the Leases was stale until now.
+func (b *book) blindUntil(leases []coordinationv1.Lease, now time.Time) bool {
+	old, ok := b.nodes[b.self]
+	if !ok || now.Sub(old.changed) <= b.lostAfter {
+		return false
+	}
+	for i := range leases {
+		if leases[i].Name == LeaseName(b.self) {
+			return !b.unchanged(b.self, &leases[i])
+		}
+	}
+	return false
+}
+
+// blind tells whether this agent's own Lease looks unrenewed for longer than lostAfter: its view of every
+// Lease is stale, and it judges no node until it sees its own renewals again.
+func (b *book) blind(now time.Time) bool {
+	s, ok := b.nodes[b.self]
+	return ok && now.Sub(s.changed) > b.lostAfter
 }
 
 func sightingOf(l *coordinationv1.Lease) sighting {

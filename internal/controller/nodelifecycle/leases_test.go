@@ -20,7 +20,7 @@ func lease(node, holder string, renewed time.Time) coordinationv1.Lease {
 
 func TestNodeIsLostWhenItsLeaseStopsChanging(t *testing.T) {
 	g := NewWithT(t)
-	b := newBook(40 * time.Second)
+	b := newBook("self", 40*time.Second)
 	t0 := time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)
 	// The holders' clocks are an hour off this agent's: only changes count, never the times themselves.
 	skew := -time.Hour
@@ -46,7 +46,7 @@ func TestNodeIsLostWhenItsLeaseStopsChanging(t *testing.T) {
 
 func TestReleasedLeaseAgesAndDeletedLeaseIsForgotten(t *testing.T) {
 	g := NewWithT(t)
-	b := newBook(10 * time.Second)
+	b := newBook("self", 10*time.Second)
 	t0 := time.Now()
 	released := lease("c", "", t0)
 	b.observe([]coordinationv1.Lease{released, lease("x", "h", t0), {ObjectMeta: metav1.ObjectMeta{Name: "other-lease"}}}, t0)
@@ -66,4 +66,27 @@ func TestOnlyTheFirstLiveNodeWrites(t *testing.T) {
 	g.Expect(writes("b", []string{"b", "c"})).To(BeTrue(), "a's Lease went stale: the next in order takes over")
 	g.Expect(writes("c", []string{"b"})).To(BeFalse())
 	g.Expect(writes("b", nil)).To(BeTrue(), "before its own Lease is seen, an agent counts itself live")
+}
+
+func TestAnOutageThisAgentRodeOutLosesNoNode(t *testing.T) {
+	g := NewWithT(t)
+	b := newBook("self", 40*time.Second)
+	t0 := time.Date(2026, 12, 4, 17, 0, 0, 0, time.UTC)
+	b.observe([]coordinationv1.Lease{lease("self", "h_self", t0), lease("a", "h_a", t0)}, t0)
+
+	// The API server is out for 60 s: nothing changes in this agent's sight, its own Lease included.
+	out := t0.Add(60 * time.Second)
+	b.observe([]coordinationv1.Lease{lease("self", "h_self", t0), lease("a", "h_a", t0)}, out)
+	g.Expect(b.blind(out)).To(BeTrue(), "its own Lease looks unrenewed: it judges nobody")
+
+	// It comes back: this agent's renewal shows first, a's a moment later.
+	back := t0.Add(61 * time.Second)
+	b.observe([]coordinationv1.Lease{lease("self", "h_self", back), lease("a", "h_a", t0)}, back)
+	g.Expect(b.blind(back)).To(BeFalse())
+	_, lost := b.split(back.Add(time.Second))
+	g.Expect(lost).To(BeEmpty(), "a's clock starts again when this agent sees again")
+	later := back.Add(30 * time.Second)
+	b.observe([]coordinationv1.Lease{lease("self", "h_self", later), lease("a", "h_a", t0)}, later)
+	_, lost = b.split(back.Add(41 * time.Second))
+	g.Expect(lost).To(Equal([]string{"a"}), "a node that does not renew after the outage is lost as usual")
 }

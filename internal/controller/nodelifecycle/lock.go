@@ -27,14 +27,16 @@ type Lock struct {
 // only agent of that node on this host; it leads under an identity that is the same across its restarts, so
 // that an agent restarted after a crash (SIGKILL, OOM) finds the Lease held by itself and takes it over at
 // once instead of waiting for it to expire. Any other agent of the node gets an identity of its own and
-// waits for the Lease as usual.
+// waits for the Lease as usual. The holder of the host lock also rides out API outages (patientLock);
+// any other agent stands down when it cannot renew, as client-go's leader election has it.
 func NewLock(cfg *rest.Config, l Lock, log logr.Logger) (resourcelock.Interface, error) {
 	host, err := os.Hostname()
 	if err != nil {
 		return nil, fmt.Errorf("naming the lock holder: %w", err)
 	}
 	id := host + "_" + string(uuid.NewUUID())
-	if held, err := l.hostLock(); err != nil {
+	held, err := l.hostLock()
+	if err != nil {
 		log.Info("No host lock for the node's agent; waiting for the Lease to expire after a crash", "reason", err.Error())
 	} else if held {
 		id = host + "_" + l.Node
@@ -42,6 +44,7 @@ func NewLock(cfg *rest.Config, l Lock, log logr.Logger) (resourcelock.Interface,
 	cfg = rest.CopyConfig(cfg)
 	rest.AddUserAgent(cfg, "leader-election")
 	cfg.Timeout = l.renewDeadline() / 2 // one hung request must not cost the Lease
+	cfg.RateLimiter = nil               // a bucket of its own: renewals never wait behind the reconcilers' writes
 	clients, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("making the Lease client: %w", err)
@@ -50,6 +53,9 @@ func NewLock(cfg *rest.Config, l Lock, log logr.Logger) (resourcelock.Interface,
 		clients.CoreV1(), clients.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
 	if err != nil {
 		return nil, fmt.Errorf("making the Lease lock: %w", err)
+	}
+	if held {
+		return &patientLock{Interface: lock, log: log}, nil
 	}
 	return lock, nil
 }

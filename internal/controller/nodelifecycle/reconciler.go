@@ -44,7 +44,7 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, _ con
 // Start looks until ctx ends.
 func (c *Reconciler) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("node-lifecycle")
-	b := newBook(c.Options.LostAfter)
+	b := newBook(c.Options.Node, c.Options.LostAfter)
 	t := time.NewTicker(c.Options.LostAfter / 4)
 	defer t.Stop()
 	for {
@@ -66,6 +66,9 @@ func (c *Reconciler) pass(ctx context.Context, b *book, now time.Time) error {
 		return fmt.Errorf("listing the node Leases: %w", err)
 	}
 	b.observe(leases.Items, now)
+	if b.blind(now) {
+		return nil // this agent's own renewals do not show: what it sees of the others is as stale
+	}
 	fresh, lost := b.split(now)
 	if !writes(c.Options.Node, fresh) {
 		return nil

@@ -1,0 +1,67 @@
+// Package controlprocs finds the processes of a local control plane (internal/controlplane) by the port they
+// serve, so that a test can freeze one (SIGSTOP) as a control plane that stops answering would, and let it go
+// on (SIGCONT). Only processes of the test's own control plane are found: the port names them.
+package controlprocs
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// APIServer is the PID of the kube-apiserver that serves host, the URL of a rest.Config
+// (https://127.0.0.1:PORT).
+func APIServer(host string) (int, error) {
+	u, err := url.Parse(host)
+	if err != nil || u.Port() == "" {
+		return 0, fmt.Errorf("no port in the API server's address %q", host)
+	}
+	return find("kube-apiserver", "--secure-port="+u.Port())
+}
+
+// find is the one process whose program is name and whose arguments hold arg.
+func find(name, arg string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("listing processes: %w", err)
+	}
+	var found []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // gone meanwhile, or not ours to read
+		}
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if filepath.Base(args[0]) == name && slices.Contains(args[1:], arg) {
+			found = append(found, pid)
+		}
+	}
+	if len(found) != 1 {
+		return 0, fmt.Errorf("%d processes of %s with %s, not one", len(found), name, arg)
+	}
+	return found[0], nil
+}
+
+// Freeze stops pid with SIGSTOP; the thaw it returns lets it go on with SIGCONT. Every connection to it stays
+// open and unanswered meanwhile, as with a control plane that hangs.
+func Freeze(pid int) (thaw func() error, err error) {
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("stopping process %d: %w", pid, err)
+	}
+	return func() error {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("continuing process %d: %w", pid, err)
+		}
+		return nil
+	}, nil
+}
