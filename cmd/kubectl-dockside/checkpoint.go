@@ -29,7 +29,7 @@ Exit codes: 0 Ready, 1 the Checkpoint failed or Dockside refused it (the reason 
 
 func checkpointVerb() verb {
 	k, w := &kubeFlags{}, &waitFlags{}
-	var paths pathsFlag
+	var paths listFlag
 	return verb{
 		usage: checkpointUsage, minArgs: 1, maxArgs: 2,
 		flags: func(fs *flag.FlagSet) {
@@ -88,12 +88,12 @@ func checkpoint(ctx context.Context, k *kubeFlags, w *waitFlags, sandbox, name s
 	return nil
 }
 
-// pathsFlag collects --path flags.
-type pathsFlag []string
+// listFlag collects the values of a repeated flag (--path, --image).
+type listFlag []string
 
-func (p *pathsFlag) String() string { return "" }
+func (p *listFlag) String() string { return "" }
 
-func (p *pathsFlag) Set(v string) error {
+func (p *listFlag) Set(v string) error {
 	*p = append(*p, v)
 	return nil
 }

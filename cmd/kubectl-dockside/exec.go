@@ -103,23 +103,11 @@ func execURL(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty 
 	return u, nil
 }
 
-// streamExec runs the command as kubectl exec does (WebSocket, falling back to SPDY) and returns its exit code.
+// streamExec runs the command as kubectl exec does and returns its exit code.
 //
 //nolint:wrapcheck // client-go's errors say what failed (the upgrade, the server's refusal) in kubectl's words
 func streamExec(ctx context.Context, cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool) (int, error) {
-	u, err := execURL(cfg, ns, sandbox, command, stdin, tty)
-	if err != nil {
-		return 0, err
-	}
-	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
-	if err != nil {
-		return 0, err
-	}
-	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
-	if err != nil {
-		return 0, err
-	}
-	executor, err := remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure)
+	executor, err := newExecutor(cfg, ns, sandbox, command, stdin, tty)
 	if err != nil {
 		return 0, err
 	}
@@ -136,7 +124,30 @@ func streamExec(ctx context.Context, cfg *rest.Config, ns, sandbox string, comma
 		defer restore()
 		opts.TerminalSizeQueue = sizes
 	}
-	err = executor.StreamWithContext(ctx, opts)
+	return exitCodeOf(executor.StreamWithContext(ctx, opts))
+}
+
+// newExecutor is an executor of the command as kubectl exec makes one: WebSocket, falling back to SPDY.
+//
+//nolint:wrapcheck // client-go's errors say what failed in kubectl's words
+func newExecutor(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool) (remotecommand.Executor, error) {
+	u, err := execURL(cfg, ns, sandbox, command, stdin, tty)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+	if err != nil {
+		return nil, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
+	if err != nil {
+		return nil, err
+	}
+	return remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure)
+}
+
+// exitCodeOf is the exit code a finished stream reports: its command's, or the error that ended the stream.
+func exitCodeOf(err error) (int, error) {
 	var exit utilexec.CodeExitError
 	switch {
 	case errors.As(err, &exit):

@@ -12,6 +12,7 @@
 //	cp          copy a file or a directory, of any size, into or out of a Sandbox (files subresource)
 //	ls          list a directory of a Sandbox (files subresource)
 //	port-forward forward a local port to a port of the Sandbox or of one of its services
+//	mcp         serve Sandboxes to an MCP host over stdio (docs/mcp.md)
 //
 // Each verb's -h says what it does and its exit codes.
 package main
@@ -38,6 +39,7 @@ Verbs:
   cp          SANDBOX:PATH LOCAL | LOCAL SANDBOX:PATH   copy a file or directory out or in
   ls          SANDBOX [PATH]                list a directory of a Sandbox
   port-forward SANDBOX [SERVICE:]PORT [LOCAL]  forward a local port to the Sandbox's or a service's port
+  mcp         --image IMAGE...              serve Sandboxes to an MCP host over stdio (docs/mcp.md)
 
 Every verb takes --kubeconfig, --context and -n/--namespace, and -h for its own usage.
 Exit codes of every verb but exec and run: 0 done, 1 Dockside or the API server reported a failure (printed),
@@ -57,6 +59,7 @@ func verbs() map[string]verb {
 		"cp":           cpVerb(),
 		"ls":           lsVerb(),
 		"port-forward": portForwardVerb(),
+		"mcp":          mcpVerb(),
 	}
 }
 

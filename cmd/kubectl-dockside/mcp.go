@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dockside-dev/dockside/internal/mcpserver"
+)
+
+const mcpUsage = `Usage: kubectl dockside mcp [flags] --image IMAGE [--image IMAGE...]
+
+Serves Dockside to an MCP host (Claude and the others) over standard input and output: tools to create a
+Sandbox from one of the listed images with limits, run a command (output streamed as progress notifications,
+bounded), run Python in a stateful interpreter, read, write and list files, checkpoint and delete. Every call
+goes through the API server with this kubeconfig's credentials, so RBAC and the audit log see the user; the
+server is confined to one namespace (-n, else the context's) and to the images listed with --image. Nothing but
+the protocol is written to standard output. How to add it to a host's configuration: docs/mcp.md.
+Exit codes: 0 the host closed the connection, 1 the server failed (the reason is printed), 2 usage.
+`
+
+// interpreterCommand starts the stateful Python interpreter of the python image (docs/design/interpreter.md).
+var interpreterCommand = []string{"python3", "-m", "dockside_interpreter"}
+
+func mcpVerb() verb {
+	k := &kubeFlags{}
+	var images listFlag
+	var maxOutput int
+	var maxFile int64
+	return verb{
+		usage: mcpUsage, minArgs: 0, maxArgs: 0,
+		flags: func(fs *flag.FlagSet) {
+			k.add(fs)
+			fs.Var(&images, "image", "an image reference Sandboxes may be created from and used with, exactly as in spec.image (repeatable)")
+			fs.IntVar(&maxOutput, "max-output-bytes", 64<<10, "the most of each of a command's stdout and stderr returned (head and tail)")
+			fs.Int64Var(&maxFile, "max-file-bytes", 1<<20, "the largest file read_file returns and write_file takes")
+		},
+		run: func(ctx context.Context, _ []string) error {
+			if len(images) == 0 {
+				return usageError("no --image given: list the images this server may run")
+			}
+			if maxOutput < 2 || maxFile < 1 {
+				return usageError("--max-output-bytes must be 2 or more and --max-file-bytes 1 or more")
+			}
+			cfg, ns, err := k.config()
+			if err != nil {
+				return err
+			}
+			c, _, err := k.client()
+			if err != nil {
+				return err
+			}
+			s := mcpserver.New(mcpserver.Options{
+				Client:         c,
+				DataPlane:      apiDataPlane{cfg: cfg},
+				Policy:         mcpserver.Policy{Namespace: ns, Images: images},
+				MaxOutputBytes: maxOutput,
+				MaxFileBytes:   maxFile,
+				Interpreter:    interpreterCommand,
+			})
+			defer s.Close()
+			if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("serving MCP: %w", err)
+			}
+			return nil
+		},
+	}
+}
