@@ -107,10 +107,10 @@ func (s *Server) createSandbox(ctx context.Context, _ *mcp.CallToolRequest, in c
 	}
 	err = s.poll(ctx, in.TimeoutSeconds, sbx, func() (bool, error) {
 		if sbx.Status.Phase == dsv1alpha1.SandboxFailed {
-			return false, fmt.Errorf("Sandbox %s failed: %s", sbx.Name, standing(string(sbx.Status.Phase), sbx.Status.Conditions))
+			return false, fmt.Errorf("the Sandbox %s failed: %s", sbx.Name, standing(string(sbx.Status.Phase), sbx.Status.Conditions))
 		}
 		if c := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
-			return false, fmt.Errorf("Sandbox %s cannot start: %s: %s", sbx.Name, c.Reason, c.Message)
+			return false, fmt.Errorf("the Sandbox %s cannot start: %s: %s", sbx.Name, c.Reason, c.Message)
 		}
 		return meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionReady), nil
 	})
@@ -176,7 +176,7 @@ func (s *Server) checkpoint(ctx context.Context, _ *mcp.CallToolRequest, in chec
 	}
 	err = s.poll(ctx, in.TimeoutSeconds, ckpt, func() (bool, error) {
 		if ckpt.Status.Phase == dsv1alpha1.CheckpointFailed {
-			return false, fmt.Errorf("Checkpoint %s failed: %s", ckpt.Name, standing(string(ckpt.Status.Phase), ckpt.Status.Conditions))
+			return false, fmt.Errorf("the Checkpoint %s failed: %s", ckpt.Name, standing(string(ckpt.Status.Phase), ckpt.Status.Conditions))
 		}
 		return ckpt.Status.Phase == dsv1alpha1.CheckpointReady, nil
 	})
@@ -210,6 +210,7 @@ func (s *Server) poll(ctx context.Context, timeoutSeconds int, obj client.Object
 	if timeoutSeconds > 0 {
 		timeout = time.Duration(timeoutSeconds) * time.Second
 	}
+	//nolint:wrapcheck // the error is done's, the read's (wrapped) or the context's, which timedOut classifies
 	return wait.PollUntilContextTimeout(ctx, s.opts.PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		if err := s.opts.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return false, fmt.Errorf("reading %s: %w", client.ObjectKeyFromObject(obj), err)

@@ -111,7 +111,7 @@ func TestCreateSandboxReportsWhyItCannotStart(t *testing.T) {
 		}
 	}()
 	msg := h.call(t.Context(), "create_sandbox", map[string]any{"name": "stuck", "image": "dockside.dev/busybox:local"}, nil)
-	if want := `Sandbox stuck cannot start: ImageNotPresent: image "dockside.dev/busybox:local" is not on node n1`; msg != want {
+	if want := `the Sandbox stuck cannot start: ImageNotPresent: image "dockside.dev/busybox:local" is not on node n1`; msg != want {
 		t.Fatalf("%q, want %q", msg, want)
 	}
 }

@@ -171,7 +171,7 @@ var _ = Describe("kubectl dockside mcp", func() {
 		Expect(msg).To(Equal(`refused: image "dockside.dev/redis:local" is not one this server may run (--image: dockside.dev/python:local, dockside.dev/busybox:local)`))
 		_, msg = c.call(ctx, "refused", "run_command", map[string]any{"sandbox": "py", "namespace": "default", "command": "true"})
 		Expect(msg).To(Equal(`refused: namespace "default" is not this server's; it is confined to namespace "` + ns + `" (--namespace)`))
-		Expect(kubectl("get", "sandboxes", "-n", ns, "-o", "name")).To(Equal("sandbox.dockside.dev/py"))
+		Expect(kubectl("get", "sandboxes", "-n", ns, "-o", "name")).To(Equal("sandbox.dockside.dev/py\n"))
 
 		By("delete_sandbox removes it and all it had on Docker")
 		out = c.mustCall(ctx, "delete_sandbox", map[string]any{"sandbox": "py"})
