@@ -100,19 +100,21 @@ class Server:
             request = self.requests.get()
             if request is None:
                 return 0
-            self.execute(request)
+            reply = self.execute(request)
+            # Before the reply goes out: once the client has it, its next interrupt is meant for the next one.
             with self.lock:
                 self.pending -= 1
                 self.session.interrupt = False  # one that came too late for this execution
+            self.channel.send(reply)
 
     def execute(self, request):
+        """The reply to an execute request: its result, or an error for a malformed one."""
         rid = request.get("id")
         code = request.get("code")
         limit = request.get("max_output_bytes", DEFAULT_MAX_OUTPUT)
         if not isinstance(code, str) or not isinstance(limit, int) or limit < 0:
-            self.channel.send({"type": "error", "id": rid,
-                               "message": "execute needs code (a string) and max_output_bytes (an integer >= 0)"})
-            return
+            return {"type": "error", "id": rid,
+                    "message": "execute needs code (a string) and max_output_bytes (an integer >= 0)"}
         stream = None
         if request.get("stream"):
             def stream(name, text):
@@ -121,9 +123,9 @@ class Server:
         self.capture.begin(Output(limit, stream))
         value, error = self.session.execute(code, max(limit, 1))
         output = self.capture.end()
-        self.channel.send({"type": "result", "id": rid, "execution_count": self.session.count,
-                           "status": "error" if error else "ok", **output.fields(), "value": value,
-                           "error": error, "duration_ms": round((time.monotonic() - start) * 1000, 3)})
+        return {"type": "result", "id": rid, "execution_count": self.session.count,
+                "status": "error" if error else "ok", **output.fields(), "value": value,
+                "error": error, "duration_ms": round((time.monotonic() - start) * 1000, 3)}
 
 
 def serve():
