@@ -9,12 +9,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/go-logr/logr"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/agent"
+	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
 func main() {
@@ -34,6 +38,11 @@ func run() error {
 	log := ctrl.Log.WithName("agent")
 
 	ctx := ctrl.SetupSignalHandler()
+	stopTracing, err := tracing.Setup(ctx, opts.Node)
+	if err != nil {
+		return fmt.Errorf("setting up tracing (docs/tracing.md): %w", err)
+	}
+	defer flushTraces(stopTracing, log)
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("no Kubernetes API server to talk to (set --kubeconfig or $KUBECONFIG): %w", err)
@@ -58,6 +67,16 @@ func run() error {
 	}
 	log.Info("Stopped")
 	return nil
+}
+
+// flushTraces sends the spans still batched when the agent stops, for at most a few seconds: a collector
+// that does not answer must not hold the agent's exit.
+func flushTraces(stop func(context.Context) error, log logr.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := stop(ctx); err != nil {
+		log.Info("Could not send the last spans", "error", err.Error())
+	}
 }
 
 // checkHolderImage fails early, in words a person can act on, when the holder image is missing: no

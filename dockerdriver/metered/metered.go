@@ -1,4 +1,5 @@
-// Package metered wraps a Driver the way the agent uses it: every call measured and bounded.
+// Package metered wraps a Driver the way the agent uses it: every call measured, bounded and, within a traced
+// piece of work, a span of its own (docs/tracing.md).
 package metered
 
 import (
@@ -6,7 +7,10 @@ import (
 	"io"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
 // Wrap wraps a driver the way the agent uses it: each call is measured (latency, and errors by phase
@@ -25,14 +29,20 @@ type instrumented struct {
 var _ dd.Driver = (*instrumented)(nil)
 
 // measure runs one bounded call of op (whose failures are reported in phase unless the error names its own).
-func measure[T any](d *instrumented, ctx context.Context, op string, phase dd.Phase, extra time.Duration, call func(context.Context) (T, error)) (T, error) {
+// Within a traced piece of work the call is a child span, named for op and failed with the error's kind only.
+func measure[T any](d *instrumented, ctx context.Context, op string, phase dd.Phase, extra time.Duration, call func(context.Context) (T, error)) (v T, err error) {
+	if tracing.Active(ctx) {
+		var span trace.Span
+		ctx, span = tracing.Start(ctx, "docker."+op, tracing.DockerOperation(op))
+		defer func() { tracing.End(span, err, string(dd.KindOf(err))) }()
+	}
 	if d.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d.timeout+extra)
 		defer cancel()
 	}
 	start := time.Now()
-	v, err := call(ctx)
+	v, err = call(ctx)
 	dockerSeconds.WithLabelValues(op, string(phase)).Observe(time.Since(start).Seconds())
 	if err != nil {
 		if p := dd.PhaseOf(err); p != "" {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
 // AddressAnnotation on an agent's node Lease says where its data plane listens (host:port), so that the
@@ -48,6 +49,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1
 			stripCallerHeaders(pr.Out.Header)
 			callerHeaders(pr.Out.Header, caller)
 			pr.Out.Header.Set(forwardedHeader, s.opts.Node)
+			tracing.ToHeaders(r.Context(), pr.Out.Header) // the peer's spans are children of this agent's
 		},
 		Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{

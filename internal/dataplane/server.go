@@ -23,6 +23,7 @@ import (
 	"github.com/dockside-dev/dockside/internal/dataplane/files"
 	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/topology"
+	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
 // Files in Options.CertDir.
@@ -167,6 +168,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource (%s)", r.URL.Path)
 		return
 	}
+	ctx, span := tracing.Begin(tracing.FromHeaders(r.Context(), r.Header), "dataplane."+t.Subresource,
+		tracing.Namespace(t.Namespace), tracing.Sandbox(t.Name), tracing.Subresource(t.Subresource), tracing.HTTPMethod(r.Method))
+	defer span.End()
+	r = r.WithContext(ctx)
 	caller, err := s.authenticate(r)
 	if err != nil {
 		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "%v", err)

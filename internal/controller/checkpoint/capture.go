@@ -18,6 +18,7 @@ import (
 	"github.com/dockside-dev/dockside/internal/archive"
 	"github.com/dockside-dev/dockside/internal/status"
 	"github.com/dockside-dev/dockside/internal/topology"
+	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
 // thawTimeout bounds the thaw after a capture; it runs even when the pass's context has ended, since a
@@ -47,6 +48,8 @@ func (r *Reconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, s
 		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil // another Checkpoint of this Sandbox is being captured
 	}
 	start := time.Now()
+	ctx = traceCapture(ctx, ckpt)
+	defer recordCapture(ctx, ckpt, sbx)
 	bound := captureBound(sbx.Spec.Workspace.Size.Value())
 	c, err := r.Store.Create(bound, ckpt.Namespace)
 	if err != nil {
@@ -55,7 +58,9 @@ func (r *Reconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, s
 	}
 	// The namespace's cap may leave less than the bound: the copy stops at that.
 	room := c.Most()
-	frozen, err := r.copyOut(ctx, sbx, ckpt.Spec.Paths, &boundedWriter{w: c, left: room})
+	copyCtx, span := tracing.Start(ctx, "checkpoint.capture")
+	frozen, err := r.copyOut(copyCtx, sbx, ckpt.Spec.Paths, &boundedWriter{w: c, left: room})
+	tracing.End(span, err, string(dd.KindOf(err)))
 	r.Freezes.Release(sbx.UID)
 	r.Wake(client.ObjectKeyFromObject(sbx)) // its lifecycle was left alone meanwhile
 	if err != nil {
@@ -66,12 +71,18 @@ func (r *Reconciler) capture(ctx context.Context, ckpt *dsv1alpha1.Checkpoint, s
 		}
 		return r.captureFailed(ckpt, sbx, bound, err)
 	}
+	_, span = tracing.Start(ctx, "checkpoint.store")
 	a, err := r.Store.Commit(c, string(ckpt.UID))
+	span.SetAttributes(tracing.Bytes(a.Size))
+	tracing.End(span, err, "")
 	if err != nil {
 		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "storing the archive on node %s failed: %v", r.Options.Node, err)
 		return ctrl.Result{}, nil
 	}
-	if err := r.push(ctx, ckpt, a); err != nil {
+	pushCtx, span := tracing.Start(ctx, "checkpoint.push")
+	err = r.push(pushCtx, ckpt, a)
+	tracing.End(span, err, "")
+	if err != nil {
 		r.fail(ckpt, dsv1alpha1.ReasonCaptureFailed, "pushing the archive to the checkpoint registry %s failed: %v", r.Registry, err)
 		return ctrl.Result{}, nil
 	}
@@ -133,7 +144,7 @@ func (r *Reconciler) captureFailed(ckpt *dsv1alpha1.Checkpoint, sbx *dsv1alpha1.
 
 // copyOut writes the workspace's archive to w with the primary frozen, and says how long it was frozen (0
 // when it was paused already). The copy is bounded by CaptureTimeout; the thaw happens whatever the copy did.
-func (r *Reconciler) copyOut(ctx context.Context, sbx *dsv1alpha1.Sandbox, paths []string, w io.Writer) (time.Duration, error) {
+func (r *Reconciler) copyOut(ctx context.Context, sbx *dsv1alpha1.Sandbox, paths []string, w io.Writer) (frozen time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, r.Options.CaptureTimeout)
 	defer cancel()
 	names := topology.NamesOf(sbx)
@@ -149,6 +160,8 @@ func (r *Reconciler) copyOut(ctx context.Context, sbx *dsv1alpha1.Sandbox, paths
 		return 0, errNotRunning
 	}
 	start := time.Now()
+	ctx, span := tracing.Start(ctx, "checkpoint.freeze")
+	defer func() { tracing.End(span, err, string(dd.KindOf(err))) }()
 	if err := r.Driver.PauseContainer(ctx, primary); err != nil {
 		return 0, fmt.Errorf("freezing the primary: %w", err)
 	}

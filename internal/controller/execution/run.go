@@ -34,7 +34,10 @@ func (r *Reconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 		defer r.Runs.end(key)
 		defer cancel()
 		log.V(1).Info("Running the command")
-		res, err := r.Driver.Exec(ctx, t.Primary(), r.request(p.spec))
+		ctx := traceRun(ctx, ex)
+		runCtx, endRun := traceCommand(ctx)
+		res, err := r.Driver.Exec(runCtx, t.Primary(), r.request(p.spec))
+		endRun(res, err)
 		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer done()
 		if refused(res, err) && ctx.Err() == nil {
@@ -46,6 +49,8 @@ func (r *Reconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 			}
 		}
 		v := judge(ex, res, err, r.base.Err() != nil)
+		rctx, endOutcome := traceOutcome(rctx, ex, v)
+		defer endOutcome()
 		if v.poison != "" {
 			if v.stop {
 				if err := r.Driver.StopContainer(rctx, t.Primary(), 0); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
 // Room: the node holds at most Options.Capacity Sandboxes, and the footprints of those it holds (their memory
@@ -71,6 +72,8 @@ func (r *Reconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandb
 // admitted, so a Sandbox that may be bound may be admitted too. handled is true when the Sandbox is bound, by
 // this agent or (a lost race) another.
 func (r *Reconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled bool, err error) {
+	ctx, span := tracing.Start(ctx, "sandbox.bind")
+	defer func() { tracing.End(span, err, "") }()
 	r.admission.Lock()
 	defer r.admission.Unlock()
 	need, refused, err := r.room(ctx, sbx, false)
@@ -100,6 +103,8 @@ func (r *Reconciler) ensureAdmitted(ctx context.Context, sbx *dsv1alpha1.Sandbox
 	if controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup) {
 		return nil, nil
 	}
+	ctx, span := tracing.Start(ctx, "sandbox.admission")
+	defer func() { tracing.End(span, err, "") }()
 	r.admission.Lock()
 	defer r.admission.Unlock()
 	need, refused, err := r.room(ctx, sbx, true)

@@ -8,6 +8,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/prober"
+	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
 // Readiness defaults where the SandboxService left a field out (the CRD defaults them too).
@@ -22,7 +23,9 @@ const (
 // check that fails, by its exit code or by outlasting its timeout, is only that: the next one comes a
 // period later, and the service fails once the time it was given has passed. Checks run in the prober, off
 // this pass: a pass takes the result of a completed check, or asks for one and waits for its wake.
-func (r *Reconciler) checkReadiness(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, c dd.ContainerInfo, st *dsv1alpha1.ServiceInstanceStatus) (bool, error) {
+func (r *Reconciler) checkReadiness(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, c dd.ContainerInfo, st *dsv1alpha1.ServiceInstanceStatus) (stop bool, err error) {
+	ctx, span := tracing.Start(ctx, "sandbox.service.readiness", tracing.Service(svc.Name))
+	defer func() { span.SetAttributes(tracing.Reason(string(st.State))); tracing.End(span, err, "") }()
 	rd := svc.Spec.Readiness
 	if rd == nil {
 		return r.markReady(s, svc, st), nil

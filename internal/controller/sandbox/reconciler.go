@@ -117,6 +117,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		return ctrl.Result{}, err
 	}
+	ctx, traced := tracePass(ctx, sbx)
+	defer func() { traced.end(ctx, sbx, reterr) }() // after the status write below: the root is recorded once it stood
 	if sbx.Spec.NodeName == "" {
 		return r.reconcileUnbound(ctx, sbx)
 	}
@@ -193,7 +195,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, sbx *dsv1alpha1.Sandbo
 	for _, run := range slices.Concat(r.observeSteps(), r.settleSteps(), r.gateSteps(), r.buildSteps(), r.lifecycleSteps()) {
 		var stop bool
 		stepCtx, cancel := s.bound(ctx) // a step of a start gets only the time left before its deadline
+		stepCtx, endSpan := traceStep(stepCtx, s, run)
 		stop, err = run(stepCtx, s)
+		endSpan(stop, err)
 		cancel()
 		if stop || err != nil {
 			break

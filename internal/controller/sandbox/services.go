@@ -9,6 +9,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/status"
 	"github.com/dockside-dev/dockside/internal/topology"
+	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
 // ensureServices starts the services in declaration order, each only once the one before it is ready. A
@@ -23,7 +24,9 @@ func (r *Reconciler) ensureServices(ctx context.Context, s *scope) (bool, error)
 	return false, nil
 }
 
-func (r *Reconciler) ensureService(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, st *dsv1alpha1.ServiceInstanceStatus) (bool, error) {
+func (r *Reconciler) ensureService(ctx context.Context, s *scope, svc *dsv1alpha1.SandboxService, st *dsv1alpha1.ServiceInstanceStatus) (stop bool, err error) {
+	ctx, span := tracing.Start(ctx, "sandbox.service", tracing.Service(svc.Name))
+	defer func() { tracing.End(span, err, "") }()
 	c := s.containers[s.serviceName(svc.Name)]
 	switch {
 	case topology.Ended(c):
@@ -39,6 +42,7 @@ func (r *Reconciler) ensureService(ctx context.Context, s *scope, svc *dsv1alpha
 		}
 		c = info
 	}
+	span.SetAttributes(tracing.ContainerID(c.ID))
 	if st.ContainerID != c.ID { // made (or adopted after a lost status write) by this pass: built from svc as it is now
 		st.ServiceGeneration = svc.Generation
 	}

@@ -1,0 +1,79 @@
+package sandbox
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/dockerdriver/metered"
+	"github.com/dockside-dev/dockside/internal/testutil/spans"
+	"github.com/dockside-dev/dockside/internal/tracing"
+)
+
+// A start is one trace over its passes (bind, then build, then each readiness check), recorded whole when the
+// Sandbox is Ready, and a deletion another; Docker calls are children of the step that made them, and a pass
+// over a Sandbox at rest is not traced (docs/design/tracing.md).
+func TestAStartAndADeletionAreOneTraceEach(t *testing.T) {
+	g := NewWithT(t)
+	collect := spans.Collect(t)
+	sbx := newSandbox("python", withServices("redis"), func(sbx *dsv1alpha1.Sandbox) { sbx.Spec.NodeName, sbx.Finalizers = "", nil })
+	h := newHarness(t, newService("redis", withReadiness(3)), sbx)
+	h.r.Driver = metered.Wrap(h.r.Driver, 0)
+
+	got := h.passUntil(g, sbx, 8, isReady)
+	start := tracing.Root(traceStart, string(got.UID), 1)
+	exported := collect()
+	tree := spans.TreeOf(exported)
+	roots := spans.Named(exported, "sandbox.start")
+	g.Expect(roots).To(HaveLen(1), "the root is recorded once, when the start is over")
+	g.Expect(roots[0].SpanContext.SpanID()).To(Equal(start.SpanID()))
+	passes := spans.Named(exported, "sandbox.pass")
+	g.Expect(len(passes)).To(BeNumerically(">=", 2), "bind, then build")
+	g.Expect(parents(tree, exported, "sandbox.admission")).To(BeEmpty(), "admitted by its bind")
+	for _, p := range passes {
+		g.Expect(p.SpanContext.TraceID()).To(Equal(start.TraceID()))
+		g.Expect(p.Parent.SpanID()).To(Equal(start.SpanID()))
+	}
+	g.Expect(parents(tree, exported, "sandbox.bind")).To(ConsistOf("sandbox.pass"))
+	g.Expect(parents(tree, exported, "sandbox.ensureImages")).To(ContainElement("sandbox.pass"))
+	g.Expect(parents(tree, exported, "sandbox.service")).To(ContainElement("sandbox.ensureServices"))
+	g.Expect(parents(tree, exported, "sandbox.service.readiness")).To(ContainElement("sandbox.service"))
+	g.Expect(parents(tree, exported, "docker.StartContainer")).To(ContainElements("sandbox.service", "sandbox.ensurePrimary"))
+
+	got = h.holderPass(g, got)
+	_, err := h.pass(got) // at rest
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.client.Delete(h.ctx, got)).To(Succeed())
+	_, err = h.pass(got)
+	g.Expect(err).NotTo(HaveOccurred())
+	exported = collect()
+	tree = spans.TreeOf(exported)
+	deletion := tracing.Root(traceDeletion, string(got.UID), 0)
+	g.Expect(spans.Named(exported, "sandbox.deletion")).To(HaveLen(1))
+	g.Expect(spans.Named(exported, "sandbox.deletion")[0].SpanContext.SpanID()).To(Equal(deletion.SpanID()))
+	g.Expect(parents(tree, exported, "docker.RemoveContainer")).To(ContainElement("sandbox.pass"))
+	for _, s := range exported {
+		if s.Name == "docker.RemoveContainer" {
+			g.Expect(s.SpanContext.TraceID()).To(Equal(deletion.TraceID()), "every removal is in the deletion's trace")
+		}
+	}
+	var elsewhere []string
+	for _, s := range exported {
+		if s.SpanContext.TraceID() != start.TraceID() && s.SpanContext.TraceID() != deletion.TraceID() {
+			elsewhere = append(elsewhere, s.Name)
+		}
+	}
+	g.Expect(elsewhere).To(BeEmpty(), "the passes at rest (the holder's, the one after it) are not traced")
+	g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxRunning))
+}
+
+// parents names the parents of the spans called name.
+func parents(tree spans.Tree, exported tracetest.SpanStubs, name string) []string {
+	var out []string
+	for _, s := range spans.Named(exported, name) {
+		out = append(out, tree.Parent(s))
+	}
+	return out
+}
