@@ -3,6 +3,7 @@ package dockerdriver
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/docker/docker/client"
 	"github.com/go-logr/logr"
@@ -25,6 +26,10 @@ type Docker struct {
 	node  string
 	log   logr.Logger
 	locks keyLock // ensures of one name, one at a time
+	// seesHostPIDs is set once a process the daemon listed was found in the agent's /proc in its container's
+	// cgroup: the agent shares the daemon's PID namespace, and an exec's leftovers are then found in /proc
+	// rather than by asking the daemon (docker_exec_session.go).
+	seesHostPIDs atomic.Bool
 }
 
 var _ Driver = (*Docker)(nil)

@@ -120,17 +120,23 @@ func (d *Docker) runExec(ctx context.Context, id, name string, req ExecRequest, 
 // awaitExit waits for the exec to exit after its output closed (a process may close its streams and keep
 // running) and returns its exit code.
 func (d *Docker) awaitExit(ctx context.Context, execID, name string) (int, error) {
+	ins, err := d.awaitExitInspect(ctx, execID, name)
+	return ins.ExitCode, err
+}
+
+// awaitExitInspect is awaitExit with the exec's last inspection (its host PID as well as its exit code).
+func (d *Docker) awaitExitInspect(ctx context.Context, execID, name string) (container.ExecInspect, error) {
 	for {
 		ins, err := d.cli.ContainerExecInspect(ctx, execID)
 		if err != nil {
-			return 0, d.classify(err, PhaseExec, name)
+			return container.ExecInspect{}, d.classify(err, PhaseExec, name)
 		}
 		if !ins.Running {
-			return ins.ExitCode, nil
+			return ins, nil
 		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return container.ExecInspect{}, ctx.Err()
 		case <-time.After(execPoll):
 		}
 	}

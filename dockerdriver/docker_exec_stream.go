@@ -52,6 +52,11 @@ func (d *Docker) StreamExec(ctx context.Context, name string, req StreamExecRequ
 	if req.Resize != nil {
 		go s.resize(ctx, req.Resize)
 	}
+	if req.Signals != nil {
+		relayed := make(chan struct{})
+		defer close(relayed)
+		go s.relaySignals(ctx, relayed, req.Signals)
+	}
 	if req.Stdin != nil {
 		go func() { // ends with the client's input, or when resp is closed
 			if _, err := io.Copy(resp.Conn, req.Stdin); err == nil {
@@ -96,12 +101,13 @@ func orDiscard(w io.Writer) io.Writer {
 	return w
 }
 
-// session is one streamed exec: its Docker exec ID and, once started, the host PID that leads its session.
+// session is one streamed exec: its Docker exec ID and the host PID that leads its session.
 type session struct {
 	d         *Docker
 	container string // container ID
 	name      string
 	exec      string
+	pid       int // the host PID that led the session, once an inspection after its exit gave it
 }
 
 // wait returns the command's exit code once its output closed and it exited, or once it exited while its
@@ -118,11 +124,13 @@ func (s *session) wait(ctx context.Context, copied <-chan error) (code int, drai
 			if err != nil {
 				return 0, true, NewError(KindUncertain, PhaseExec, s.name, "the output stream broke: the command's processes were ended")
 			}
-			code, err := s.d.awaitExit(ctx, s.exec, s.name)
-			return code, true, err
+			ins, err := s.d.awaitExitInspect(ctx, s.exec, s.name)
+			s.pid = ins.Pid
+			return ins.ExitCode, true, err
 		case <-tick.C:
 			ins, err := s.d.cli.ContainerExecInspect(ctx, s.exec)
 			if err == nil && !ins.Running && ins.Pid != 0 {
+				s.pid = ins.Pid
 				return ins.ExitCode, false, nil
 			}
 		}
@@ -164,12 +172,15 @@ func (s *session) resize(ctx context.Context, sizes <-chan TermSize) {
 func (s *session) end(ctx context.Context) (int, error) {
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 	defer cancel()
-	ins, err := s.d.cli.ContainerExecInspect(kctx, s.exec)
-	if err != nil {
-		return 0, s.d.classify(err, PhaseExec, s.name)
+	if s.pid == 0 { // the stream was cut, or the output broke: not inspected yet
+		ins, err := s.d.cli.ContainerExecInspect(kctx, s.exec)
+		if err != nil {
+			return 0, s.d.classify(err, PhaseExec, s.name)
+		}
+		if ins.Pid == 0 { // never started
+			return 0, nil
+		}
+		s.pid = ins.Pid
 	}
-	if ins.Pid == 0 { // never started
-		return 0, nil
-	}
-	return s.d.killSession(kctx, s.container, s.name, ins.Pid)
+	return s.d.killSession(kctx, s.container, s.name, s.pid)
 }

@@ -1,6 +1,9 @@
 package dockerdriver
 
-import "io"
+import (
+	"io"
+	"syscall"
+)
 
 // StreamExecRequest is an interactive command in a running container (the data plane's exec,
 // docs/design/dataplane.md): its streams are copied as they are written, for as long as it runs. It runs as
@@ -21,6 +24,16 @@ type StreamExecRequest struct {
 	Stderr io.Writer
 	// Resize carries the client's terminal sizes (TTY only); nil: the terminal keeps Docker's default size.
 	Resize <-chan TermSize
+	// Signals carries signals for the command's process group while it runs, as a terminal's Ctrl-C reaches
+	// it, with or without a terminal; each Signal's Done receives the outcome. nil: none.
+	Signals <-chan Signal
+}
+
+// Signal is one signal for a streamed command's process group; Done (buffered by the sender) receives nil once
+// it was sent, or why it could not be.
+type Signal struct {
+	Number syscall.Signal
+	Done   chan<- error
 }
 
 // TermSize is a terminal's size in characters.

@@ -23,7 +23,8 @@ const execUsage = `Usage: kubectl dockside exec [flags] SANDBOX -- COMMAND [ARG.
 Runs COMMAND in the Sandbox SANDBOX as kubectl exec runs one in a pod: through the API server
 (subresources.dockside.dev, docs/design/dataplane.md), its output streamed as it is written, and exits with
 its exit code. -i sends the plugin's standard input; -t gives it a terminal (raw mode, resized with yours;
-Ctrl-C reaches the command). What the command started ends with it. 125 when the plugin or the server
+Ctrl-C reaches the command). Without -t, Ctrl-C is sent on to the command's process group as SIGINT. What
+the command started ends with it. 125 when the plugin or the server
 failed (the message says why), 2 for a usage error. For a command with a deadline, recorded as an object,
 use run.
 
@@ -89,7 +90,8 @@ func splitShortFlags(args []string) []string {
 }
 
 // execURL is the exec subresource of the Sandbox, with the query kubectl exec sends for pods.
-func execURL(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool) (*url.URL, error) {
+// Without a terminal it names the exec (process=ID) so that Ctrl-C can be sent on to it as a signal.
+func execURL(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool, process string) (*url.URL, error) {
 	base, _, err := rest.DefaultServerUrlFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("the API server's address: %w", err)
@@ -98,6 +100,9 @@ func execURL(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty 
 	q.Set("stdin", fmt.Sprint(stdin))
 	q.Set("tty", fmt.Sprint(tty))
 	q.Set("stderr", fmt.Sprint(!tty)) // a terminal's output is one stream
+	if process != "" {
+		q.Set("process", process)
+	}
 	u := base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", sandbox, "exec")
 	u.RawQuery = q.Encode()
 	return u, nil
@@ -107,7 +112,15 @@ func execURL(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty 
 //
 //nolint:wrapcheck // client-go's errors say what failed (the upgrade, the server's refusal) in kubectl's words
 func streamExec(ctx context.Context, cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool) (int, error) {
-	executor, err := newExecutor(cfg, ns, sandbox, command, stdin, tty)
+	process := ""
+	if !tty {
+		process = newProcessID()
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		defer stop()
+		forwardInterrupts(ctx, cfg, ns, sandbox, process, stop)
+	}
+	executor, err := newExecutor(cfg, ns, sandbox, command, stdin, tty, process)
 	if err != nil {
 		return 0, err
 	}
@@ -130,8 +143,8 @@ func streamExec(ctx context.Context, cfg *rest.Config, ns, sandbox string, comma
 // newExecutor is an executor of the command as kubectl exec makes one: WebSocket, falling back to SPDY.
 //
 //nolint:wrapcheck // client-go's errors say what failed in kubectl's words
-func newExecutor(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool) (remotecommand.Executor, error) {
-	u, err := execURL(cfg, ns, sandbox, command, stdin, tty)
+func newExecutor(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool, process string) (remotecommand.Executor, error) {
+	u, err := execURL(cfg, ns, sandbox, command, stdin, tty, process)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 
 func TestExecURL(t *testing.T) {
 	g := NewWithT(t)
-	u, err := execURL(&rest.Config{Host: "https://127.0.0.1:6443/prefix"}, "team-a", "shell", []string{"sh", "-c", "echo a&b"}, true, true)
+	u, err := execURL(&rest.Config{Host: "https://127.0.0.1:6443/prefix"}, "team-a", "shell", []string{"sh", "-c", "echo a&b"}, true, true, "")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(u.Path).To(Equal("/prefix/apis/subresources.dockside.dev/v1alpha1/namespaces/team-a/sandboxes/shell/exec"))
 	q := u.Query()
@@ -17,9 +17,11 @@ func TestExecURL(t *testing.T) {
 	g.Expect(q.Get("stdin")).To(Equal("true"))
 	g.Expect(q.Get("tty")).To(Equal("true"))
 	g.Expect(q.Get("stderr")).To(Equal("false"), "a terminal's output is one stream")
+	g.Expect(q.Has("process")).To(BeFalse(), "a terminal carries Ctrl-C itself")
 
-	u, err = execURL(&rest.Config{Host: "https://127.0.0.1:6443"}, "ns", "box", []string{"true"}, false, false)
+	u, err = execURL(&rest.Config{Host: "https://127.0.0.1:6443"}, "ns", "box", []string{"true"}, false, false, "kubectl-0a1b")
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(u.Query().Get("process")).To(Equal("kubectl-0a1b"), "named, so that Ctrl-C can be sent on as a signal")
 	g.Expect(u.Query().Get("stderr")).To(Equal("true"))
 	g.Expect(u.Query().Get("stdin")).To(Equal("false"))
 

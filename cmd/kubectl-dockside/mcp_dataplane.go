@@ -17,7 +17,7 @@ type apiDataPlane struct{ cfg *rest.Config }
 
 //nolint:wrapcheck // newExecutor's and the stream's errors say what failed in kubectl's words
 func (d apiDataPlane) Exec(ctx context.Context, ns, sandbox string, command []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	ex, err := newExecutor(d.cfg, ns, sandbox, command, stdin != nil, false)
+	ex, err := newExecutor(d.cfg, ns, sandbox, command, stdin != nil, false, "")
 	if err != nil {
 		return 0, err
 	}

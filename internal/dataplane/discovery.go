@@ -20,7 +20,7 @@ var (
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: GroupVersion.String(),
 		APIResources: []metav1.APIResource{
-			subresource(Exec), subresource(Files), subresource(PortForward),
+			subresource(Exec), subresource(Files), subresource(PortForward), subresource(Processes),
 		},
 	}
 )

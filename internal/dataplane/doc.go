@@ -20,4 +20,5 @@ const (
 	Exec        = "exec"
 	Files       = "files"
 	PortForward = "portforward"
+	Processes   = "processes"
 )

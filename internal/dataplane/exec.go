@@ -61,22 +61,28 @@ func execOptions(r *http.Request) ([]string, *remotecommand.Options, error) {
 
 // serveExec speaks Kubernetes' exec stream protocols, SPDY v1 to v4 (the kubelet's, through cri-streaming)
 // and WebSocket v4 and v5 (websocket.go), and runs the command in the container through the driver.
-func serveExec(w http.ResponseWriter, r *http.Request, driver dd.Driver, container string) {
+func serveExec(w http.ResponseWriter, r *http.Request, e executor, container string) {
 	cmd, opts, err := execOptions(r)
 	if err != nil {
 		writeStatus(w, http.StatusBadRequest, "BadRequest", "%v", err)
 		return
 	}
+	w, r, cancel := watchConnection(w, r)
+	defer cancel()
 	if wsstream.IsWebSocketRequest(r) {
-		serveWebSocketExec(w, r, executor{driver}, container, cmd, opts)
+		serveWebSocketExec(w, r, e, container, cmd, opts)
 		return
 	}
-	remotecommand.ServeExec(w, r, executor{driver}, "", "", container, cmd, opts,
+	remotecommand.ServeExec(w, r, e, "", "", container, cmd, opts,
 		streamIdleTimeout, streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
-// executor runs ServeExec's commands with the driver's StreamExec.
-type executor struct{ driver dd.Driver }
+// executor runs ServeExec's commands with the driver's StreamExec; with proc (an exec that named itself with
+// process=ID) the command takes signals from it and records how it ended in it.
+type executor struct {
+	driver dd.Driver
+	proc   *process
+}
 
 func (e executor) ExecInContainer(ctx context.Context, _, _, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
 	req := dd.StreamExecRequest{Command: cmd, TTY: tty, Stdin: in}
@@ -91,7 +97,13 @@ func (e executor) ExecInContainer(ctx context.Context, _, _, container string, c
 		req.Resize = sizes
 		go forwardSizes(ctx, resize, sizes)
 	}
+	if e.proc != nil {
+		req.Signals = e.proc.signals
+	}
 	res, err := e.driver.StreamExec(ctx, container, req)
+	if e.proc != nil {
+		e.proc.finish(res, err)
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("%s: %w", cmd[0], err)

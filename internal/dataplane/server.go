@@ -66,6 +66,11 @@ type Server struct {
 	cert  tls.Certificate
 	peers *x509.CertPool
 	proxy atomic.Pointer[frontProxy]
+	// processes are the background processes and named execs of this node's Sandboxes; they run under
+	// ctx, the server's, which ends with the agent.
+	processes *processTable
+	ctx       atomic.Pointer[context.Context]
+	auth      *authCache
 }
 
 // New checks the options and loads the certificates.
@@ -88,7 +93,15 @@ func New(opts Options) (*Server, error) {
 	if !peers.AppendCertsFromPEM(caPEM) {
 		return nil, fmt.Errorf("%s holds no PEM certificate", filepath.Join(opts.CertDir, CAFile))
 	}
-	return &Server{opts: opts, cert: cert, peers: peers}, nil
+	return &Server{opts: opts, cert: cert, peers: peers, processes: newProcessTable(), auth: newAuthCache()}, nil
+}
+
+// base is the context background processes run under: the server's once it started.
+func (s *Server) base() context.Context {
+	if ctx := s.ctx.Load(); ctx != nil {
+		return *ctx
+	}
+	return context.Background()
 }
 
 // authRefresh is how often the front proxy's settings are read again (its CA may be rotated).
@@ -96,6 +109,7 @@ const authRefresh = time.Minute
 
 // Start serves until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
+	s.ctx.Store(&ctx)
 	fp, err := loadFrontProxy(ctx, s.opts.Reader)
 	if err != nil {
 		return err
@@ -196,11 +210,11 @@ func (s *Server) authenticate(r *http.Request) (Caller, error) {
 func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, caller Caller) {
 	ctx := r.Context()
 	log := s.opts.Log.WithValues("sandbox", t.Namespace+"/"+t.Name, "subresource", t.Subresource, "user", caller.Name)
-	if t.Subresource != Exec && t.Subresource != Files && t.Subresource != PortForward {
-		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "sandboxes have no subresource %q: exec, files and portforward are served", t.Subresource)
+	if t.Subresource != Exec && t.Subresource != Files && t.Subresource != PortForward && t.Subresource != Processes {
+		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "sandboxes have no subresource %q: exec, files, portforward and processes are served", t.Subresource)
 		return
 	}
-	denied, err := authorize(ctx, s.opts.Client, caller, verbOf(r, t), t.Namespace, t.Name, t.Subresource)
+	denied, err := s.auth.authorize(ctx, s.opts.Client, caller, verbOf(r, t), t.Namespace, t.Name, t.Subresource)
 	if err != nil {
 		log.Error(err, "Authorizing")
 		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "%v", err)
@@ -210,7 +224,7 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, c
 		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, "%s", denied)
 		return
 	}
-	sbx, refused, err := lookup(ctx, s.opts.Reader, t)
+	sbx, refused, err := lookup(ctx, s.opts.Client, s.opts.Reader, s.opts.Node, t)
 	switch {
 	case err != nil:
 		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "%v", err)
@@ -224,8 +238,12 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, c
 		return
 	}
 	log.V(1).Info("Serving")
-	if t.Subresource == Files {
+	switch t.Subresource {
+	case Files:
 		s.serveFiles(w, r, sbx)
+		return
+	case Processes:
+		s.serveProcesses(w, r, sbx, t.Rest)
 		return
 	}
 	if refused := s.awaitRunnable(ctx, sbx); refused != nil {
@@ -234,17 +252,26 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, c
 	}
 	switch t.Subresource {
 	case Exec:
-		serveExec(w, r, s.opts.Driver, topology.NamesOf(sbx).Primary())
+		if p, ok := s.processOf(w, r, sbx); ok {
+			serveExec(w, r, executor{driver: s.opts.Driver, proc: p}, topology.NamesOf(sbx).Primary())
+			if p != nil { // it did not get as far as running when this is the first finish
+				p.finish(dd.StreamExecResult{}, errors.New("the exec did not start"))
+			}
+		}
 	case PortForward:
 		servePortForward(w, r, s.opts.Driver, sbx)
 	}
 }
 
-// verbOf is the verb a request needs: files says its own (get to read, create to change); running a command
-// or reaching a port is always create, whatever the HTTP method (see authorize).
+// verbOf is the verb a request needs: files says its own (get to read, create to change), processes get to
+// list and read, create to start, write and signal; running a command or reaching a port is always create,
+// whatever the HTTP method (see authorize).
 func verbOf(r *http.Request, t target) string {
-	if t.Subresource == Files {
+	switch {
+	case t.Subresource == Files:
 		return files.Verb(r)
+	case t.Subresource == Processes && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		return "get"
 	}
 	return "create"
 }

@@ -25,3 +25,11 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// writeSuccess answers 200 with a Status of Success, as the API server answers a call that returns no object.
+func writeSuccess(w http.ResponseWriter, format string, args ...any) {
+	writeJSON(w, metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess, Code: http.StatusOK, Message: fmt.Sprintf(format, args...),
+	})
+}

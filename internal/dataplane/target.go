@@ -49,10 +49,16 @@ type refusal struct {
 
 func (r *refusal) write(w http.ResponseWriter) { writeStatus(w, r.code, r.reason, "%s", r.message) }
 
-// lookup reads the Sandbox from the API server (not a cache: an agent caches only its own node's).
-func lookup(ctx context.Context, r client.Reader, t target) (*dsv1alpha1.Sandbox, *refusal, error) {
+// lookup reads the Sandbox from the agent's cache when it is one of node's (an agent caches only its own
+// node's), else from the API server: most calls land on the Sandbox's own agent, and the cache saves each a
+// round trip. A cached Sandbox may be a moment behind: one paused since is refused by Docker, not here.
+func lookup(ctx context.Context, cached, r client.Reader, node string, t target) (*dsv1alpha1.Sandbox, *refusal, error) {
 	var sbx dsv1alpha1.Sandbox
-	switch err := r.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, &sbx); {
+	key := client.ObjectKey{Namespace: t.Namespace, Name: t.Name}
+	if cached != nil && cached.Get(ctx, key, &sbx) == nil && nodeOf(&sbx) == node {
+		return &sbx, nil, nil
+	}
+	switch err := r.Get(ctx, key, &sbx); {
 	case apierrors.IsNotFound(err):
 		return nil, &refusal{http.StatusNotFound, metav1.StatusReasonNotFound, fmt.Sprintf("sandboxes.dockside.dev %q not found", t.Name)}, nil
 	case err != nil:

@@ -40,7 +40,7 @@ func serveWebSocketExec(w http.ResponseWriter, r *http.Request, e executor, cont
 	channels[stdoutChannel] = pick(opts.Stdout, wsstream.WriteChannel)
 	channels[stderrChannel] = pick(opts.Stderr, wsstream.WriteChannel)
 	channels[errorChannel] = wsstream.WriteChannel
-	channels[resizeChannel] = wsstream.ReadChannel
+	channels[resizeChannel] = pick(opts.TTY, wsstream.ReadChannel)
 	conn := wsstream.NewConn(map[string]wsstream.ChannelProtocolConfig{
 		v5Protocol:       {Binary: true, Channels: channels},
 		v4Protocol:       {Binary: true, Channels: channels},
@@ -72,19 +72,13 @@ func serveWebSocketExec(w http.ResponseWriter, r *http.Request, e executor, cont
 	if opts.Stderr {
 		errOut = streams[stderrChannel]
 	}
-	// A hijacked connection never cancels the request's context, so a client that goes away while the
-	// command writes nothing would leave it running: the resize channel ends when the connection does, and
-	// its end cancels the command (docs/design/dataplane.md).
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	// r's context ends with the connection (watchConnection in serveExec).
+	ctx := r.Context()
 	var sizes chan remotecommand.TerminalSize
 	if opts.TTY {
 		sizes = make(chan remotecommand.TerminalSize)
+		go readSizes(ctx, streams[resizeChannel], sizes)
 	}
-	go func() {
-		defer cancel()
-		readSizes(ctx, streams[resizeChannel], sizes)
-	}()
 	err = e.ExecInContainer(ctx, "", "", container, cmd, in, out, errOut, opts.TTY, sizes, 0)
 	_ = json.NewEncoder(streams[errorChannel]).Encode(outcomeStatus(err))
 }
@@ -96,13 +90,8 @@ func pick(on bool, t wsstream.ChannelType) wsstream.ChannelType {
 	return wsstream.IgnoreChannel
 }
 
-// readSizes decodes the client's terminal sizes, one JSON object per message, until the channel ends; with
-// no terminal (sizes nil) it only waits for that end.
+// readSizes decodes the client's terminal sizes, one JSON object per message, until the channel ends.
 func readSizes(ctx context.Context, r io.Reader, sizes chan<- remotecommand.TerminalSize) {
-	if sizes == nil {
-		_, _ = io.Copy(io.Discard, r)
-		return
-	}
 	dec := json.NewDecoder(r)
 	for {
 		var sz remotecommand.TerminalSize

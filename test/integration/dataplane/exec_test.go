@@ -150,7 +150,7 @@ var _ = Describe("exec through the API server", Ordered, func() {
 		for _, r := range list.APIResources {
 			names = append(names, r.Name)
 		}
-		Expect(names).To(ConsistOf("sandboxes/exec", "sandboxes/files", "sandboxes/portforward"))
+		Expect(names).To(ConsistOf("sandboxes/exec", "sandboxes/files", "sandboxes/portforward", "sandboxes/processes"))
 	})
 
 	Context("called directly, not through the API server", func() {

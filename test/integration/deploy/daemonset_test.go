@@ -15,7 +15,8 @@ import (
 )
 
 // daemonSetSpecs check the agent DaemonSet that config/default applied: the Docker socket, and for egress control
-// (docs/egress.md) the host's network and CAP_NET_ADMIN; everything else locked down.
+// (docs/egress.md) the host's network and CAP_NET_ADMIN, for the data plane's signals the host's PIDs and CAP_KILL;
+// everything else locked down.
 func daemonSetSpecs() {
 	var pod corev1.PodSpec
 	var agent corev1.Container
@@ -69,8 +70,10 @@ func daemonSetSpecs() {
 		Expect(pod.DNSPolicy).To(Equal(corev1.DNSClusterFirstWithHostNet))
 	})
 
-	It("shares nothing else with the host", func() {
-		Expect(pod.HostPID).To(BeFalse())
+	// The data plane signals Sandbox processes from the host, by the host PIDs the daemon reports
+	// (docs/design/decisions/0025-signals-from-the-host.md).
+	It("shares the host's PIDs, and nothing else with the host", func() {
+		Expect(pod.HostPID).To(BeTrue())
 		Expect(pod.HostIPC).To(BeFalse())
 		sc := agent.SecurityContext
 		Expect(sc).NotTo(BeNil())
@@ -84,15 +87,15 @@ func daemonSetSpecs() {
 
 	// The host firewall table is installed over netlink, which needs CAP_NET_ADMIN; files in workspaces are
 	// served on their volumes' host side as the sandbox's user, which needs CAP_CHOWN, CAP_DAC_OVERRIDE and
-	// CAP_FOWNER (files.HostAccess). Added capabilities reach only a root process (Kubernetes sets no ambient
-	// ones), so the agent must stay uid 0.
-	It("holds CAP_NET_ADMIN and the capabilities of files on volumes, and no other, as root", func() {
+	// CAP_FOWNER (files.HostAccess); signals to Sandbox processes of other users need CAP_KILL. Added
+	// capabilities reach only a root process (Kubernetes sets no ambient ones), so the agent must stay uid 0.
+	It("holds CAP_NET_ADMIN, the capabilities of files on volumes and CAP_KILL, and no other, as root", func() {
 		sc := agent.SecurityContext
 		Expect(sc).NotTo(BeNil())
 		Expect(sc.Capabilities).NotTo(BeNil())
 		Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
 		Expect(sc.Capabilities.Add).To(ConsistOf(corev1.Capability("NET_ADMIN"), corev1.Capability("CHOWN"),
-			corev1.Capability("DAC_OVERRIDE"), corev1.Capability("FOWNER")))
+			corev1.Capability("DAC_OVERRIDE"), corev1.Capability("FOWNER"), corev1.Capability("KILL")))
 		Expect(sc.RunAsUser).To(BeNil(), "the pod's securityContext sets the user")
 		Expect(pod.SecurityContext.RunAsUser).To(HaveValue(BeZero()))
 	})

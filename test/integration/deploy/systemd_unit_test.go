@@ -31,11 +31,14 @@ var _ = Describe("the systemd unit", Ordered, ContinueOnFailure, func() {
 		Expect(service).To(HaveKey("ExecStart"))
 	})
 
-	It("gives the agent CAP_NET_ADMIN and no other capability", func() {
+	// CAP_KILL signals the Sandboxes' processes from the host (docs/design/decisions/0025-signals-from-the-host.md).
+	It("gives the agent CAP_NET_ADMIN and CAP_KILL and no other capability, and the host's processes", func() {
 		Expect(service["DynamicUser"]).To(Equal([]string{"yes"}))
-		Expect(service["CapabilityBoundingSet"]).To(Equal([]string{"CAP_NET_ADMIN"}))
+		Expect(service["CapabilityBoundingSet"]).To(Equal([]string{"CAP_NET_ADMIN CAP_KILL"}))
 		// The dynamic user is not root: only an ambient capability survives the exec.
-		Expect(service["AmbientCapabilities"]).To(Equal([]string{"CAP_NET_ADMIN"}))
+		Expect(service["AmbientCapabilities"]).To(Equal([]string{"CAP_NET_ADMIN CAP_KILL"}))
+		Expect(service).NotTo(HaveKey("PrivatePIDs"))
+		Expect(service).NotTo(HaveKey("ProtectProc"))
 		Expect(service["NoNewPrivileges"]).To(Equal([]string{"yes"}))
 	})
 
@@ -79,7 +82,8 @@ var _ = Describe("the systemd unit", Ordered, ContinueOnFailure, func() {
 		It("leaves open only the protections the agent needs open", func() {
 			needed := map[string]string{
 				"CapabilityBoundingSet_CAP_NET_ADMIN":   "the host firewall table is installed over netlink",
-				"AmbientCapabilities":                   "CAP_NET_ADMIN for a user that is not root",
+				"CapabilityBoundingSet_CAP_KILL":        "signals to Sandbox processes of other users (decision 0025)",
+				"AmbientCapabilities":                   "CAP_NET_ADMIN and CAP_KILL for a user that is not root",
 				"RestrictAddressFamilies_AF_NETLINK":    "nftables, and the host's interfaces and addresses",
 				"RestrictAddressFamilies_AF_INET_INET6": "the API server, the egress proxy and metrics",
 				"RestrictAddressFamilies_AF_UNIX":       "the Docker socket",

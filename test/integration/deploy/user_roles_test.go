@@ -133,9 +133,13 @@ func userRoleSpecs() {
 		Entry("dockside-edit alone removes files (DELETEs: delete)", "sandboxer", "delete", "files", userNamespace, true),
 		Entry("view replaces no file", "viewer", "update", "files", userNamespace, false),
 		Entry("admin forwards ports", "owner", "create", "portforward", userNamespace, true),
+		Entry("dockside-edit alone starts and signals processes", "sandboxer", "create", "processes", userNamespace, true),
+		Entry("edit lists processes and reads their output", "editor", "get", "processes", userNamespace, true),
 		Entry("view execs into no Sandbox", "viewer", "create", "exec", userNamespace, false),
 		Entry("view opens no WebSocket exec", "viewer", "get", "exec", userNamespace, false),
 		Entry("view writes no file", "viewer", "create", "files", userNamespace, false),
+		Entry("view reads no process's output", "viewer", "get", "processes", userNamespace, false),
+		Entry("view signals no process", "viewer", "create", "processes", userNamespace, false),
 		Entry("edit execs in no other namespace", "editor", "create", "exec", "team-b", false),
 	)
 }
