@@ -73,6 +73,17 @@ type SandboxSpec struct {
 	// +optional
 	Env []EnvVar `json:"env,omitempty"`
 
+	// commandEnv adds environment variables to every command run in the session (Executions and exec through
+	// the data plane), on top of the container's env; an Execution's own env wins over it. The primary's own
+	// process does not see them, since a running container's env cannot change: that is why changing
+	// commandEnv does not roll the topology. A SandboxClaim sets it to the claim's env (docs/pools.md). Values
+	// are literal and readable by anyone who can read the Sandbox.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	CommandEnv []ExecutionEnvVar `json:"commandEnv,omitempty"`
+
 	// workingDir is the absolute directory the command starts in; the image's own when unset.
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="workingDir must be an absolute path"

@@ -40,7 +40,9 @@ import (
 	"github.com/dockside-dev/dockside/internal/controller/execution"
 	"github.com/dockside-dev/dockside/internal/controller/nodelifecycle"
 	"github.com/dockside-dev/dockside/internal/controller/sandbox"
+	"github.com/dockside-dev/dockside/internal/controller/sandboxclaim"
 	"github.com/dockside-dev/dockside/internal/controller/sandboxservice"
+	"github.com/dockside-dev/dockside/internal/controller/warmpool"
 	"github.com/dockside-dev/dockside/internal/egress"
 	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/hostfirewall"
@@ -379,6 +381,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound,
 			Options: sandboxservice.Options{SpecRetry: opts.SpecRetry},
 		}, controller.Options{}},
+		{&warmpool.Reconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound,
+			Options: warmpool.Options{Node: opts.Node, SpecRetry: opts.SpecRetry},
+		}, controller.Options{}},
+		// Claims are the fast path (docs/design/pools.md): workers enough that claims made at once do not queue.
+		{&sandboxclaim.Reconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound,
+			Options: sandboxclaim.Options{Node: opts.Node, SpecRetry: opts.SpecRetry},
+		}, controller.Options{MaxConcurrentReconciles: 2 * opts.Workers}},
 	}
 	if store != nil {
 		reconcilers = append(reconcilers, reconciler{&checkpoint.Reconciler{

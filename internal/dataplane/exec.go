@@ -82,10 +82,11 @@ func serveExec(w http.ResponseWriter, r *http.Request, e executor, container str
 type executor struct {
 	driver dd.Driver
 	proc   *process
+	env    []dd.EnvVar // the Sandbox's commandEnv (docs/pools.md)
 }
 
 func (e executor) ExecInContainer(ctx context.Context, _, _, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
-	req := dd.StreamExecRequest{Command: cmd, TTY: tty, Stdin: in}
+	req := dd.StreamExecRequest{Command: cmd, Env: e.env, TTY: tty, Stdin: in}
 	if out != nil {
 		req.Stdout = out
 	}

@@ -253,7 +253,7 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, c
 	switch t.Subresource {
 	case Exec:
 		if p, ok := s.processOf(w, r, sbx); ok {
-			serveExec(w, r, executor{driver: s.opts.Driver, proc: p}, topology.NamesOf(sbx).Primary())
+			serveExec(w, r, executor{driver: s.opts.Driver, proc: p, env: topology.CommandEnv(sbx.Spec.CommandEnv, nil)}, topology.NamesOf(sbx).Primary())
 			if p != nil { // it did not get as far as running when this is the first finish
 				p.finish(dd.StreamExecResult{}, errors.New("the exec did not start"))
 			}

@@ -18,8 +18,9 @@ import (
 // runPlan is what a command about to start needs: the Sandbox's topology as it is Ready now, and the spec read
 // whole from the API server.
 type runPlan struct {
-	target topology.Names
-	spec   dsv1alpha1.ExecutionSpec
+	target     topology.Names
+	spec       dsv1alpha1.ExecutionSpec
+	commandEnv []dsv1alpha1.ExecutionEnvVar // the Sandbox's, read with it: a claim's env (docs/pools.md)
 }
 
 // reconcileQueued keeps a waiting Execution Queued, fails it when its Sandbox can never run it, or, when it is
@@ -78,7 +79,7 @@ func (r *Reconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Executi
 	now := metav1.NowMicro()
 	st.Phase, st.StartTime, st.TopologyGeneration = dsv1alpha1.ExecutionRunning, &now, live.Status.TopologyGeneration
 	setExecutionConditions(ex, dsv1alpha1.ReasonRunning, "the command is running")
-	return &runPlan{target: topology.NamesOf(live), spec: full.Spec}, nil
+	return &runPlan{target: topology.NamesOf(live), spec: full.Spec, commandEnv: live.Spec.CommandEnv}, nil
 }
 
 // admission is whether a Sandbox can run an Execution now: refuse says why it never will, wait why not yet

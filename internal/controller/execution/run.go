@@ -36,7 +36,7 @@ func (r *Reconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 		log.V(1).Info("Running the command")
 		ctx := traceRun(ctx, ex)
 		runCtx, endRun := traceCommand(ctx)
-		res, err := r.Driver.Exec(runCtx, t.Primary(), r.request(p.spec))
+		res, err := r.Driver.Exec(runCtx, t.Primary(), r.request(p.spec, p.commandEnv))
 		endRun(res, err)
 		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer done()
@@ -80,8 +80,9 @@ func (r *Reconciler) notifyEnded(ex *dsv1alpha1.Execution) {
 }
 
 // request is the driver's exec for an Execution's whole spec: the command's output is capped at the lower of
-// its maxOutputBytes and the node's ceiling, and nothing it starts may outlive it.
-func (r *Reconciler) request(spec dsv1alpha1.ExecutionSpec) dd.ExecRequest {
+// its maxOutputBytes and the node's ceiling, and nothing it starts may outlive it. sandboxEnv is the
+// Sandbox's commandEnv, which the Execution's own env overrides.
+func (r *Reconciler) request(spec dsv1alpha1.ExecutionSpec, sandboxEnv []dsv1alpha1.ExecutionEnvVar) dd.ExecRequest {
 	req := dd.ExecRequest{
 		Command: spec.Command, WorkingDir: spec.WorkingDir, KillSurvivors: true,
 		Timeout:     time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second,
@@ -93,9 +94,7 @@ func (r *Reconciler) request(spec dsv1alpha1.ExecutionSpec) dd.ExecRequest {
 	if spec.TimeoutSeconds == 0 {
 		req.Timeout = time.Minute
 	}
-	for _, e := range spec.Env {
-		req.Env = append(req.Env, dd.EnvVar{Name: e.Name, Value: e.Value})
-	}
+	req.Env = topology.CommandEnv(sandboxEnv, spec.Env)
 	if spec.Stdin != "" {
 		req.Stdin = []byte(spec.Stdin)
 	}
