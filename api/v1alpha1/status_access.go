@@ -24,9 +24,13 @@ func (s *SandboxService) StatusConditions() *[]metav1.Condition {
 func (s *SandboxService) SetObservedGeneration(generation int64) {
 	s.Status.ObservedGeneration = generation
 }
-func (p *SandboxWarmPool) StatusValue() any                       { return p.Status }
-func (p *SandboxWarmPool) StatusConditions() *[]metav1.Condition  { return &p.Status.Conditions }
-func (p *SandboxWarmPool) SetObservedGeneration(generation int64) { p.Status.ObservedGeneration = generation }
-func (c *SandboxClaim) StatusValue() any                          { return c.Status }
-func (c *SandboxClaim) StatusConditions() *[]metav1.Condition     { return &c.Status.Conditions }
-func (c *SandboxClaim) SetObservedGeneration(generation int64)    { c.Status.ObservedGeneration = generation }
+func (p *SandboxWarmPool) StatusValue() any                      { return p.Status }
+func (p *SandboxWarmPool) StatusConditions() *[]metav1.Condition { return &p.Status.Conditions }
+func (p *SandboxWarmPool) SetObservedGeneration(generation int64) {
+	p.Status.ObservedGeneration = generation
+}
+func (c *SandboxClaim) StatusValue() any                      { return c.Status }
+func (c *SandboxClaim) StatusConditions() *[]metav1.Condition { return &c.Status.Conditions }
+func (c *SandboxClaim) SetObservedGeneration(generation int64) {
+	c.Status.ObservedGeneration = generation
+}
