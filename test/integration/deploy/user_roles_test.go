@@ -101,6 +101,11 @@ func userRoleSpecs() {
 		Entry("admin keeps Kubernetes' own admin rights", "owner", "create", "rolebindings.rbac.authorization.k8s.io"),
 		Entry("dockside-edit alone creates Executions", "sandboxer", "create", "executions.dockside.dev"),
 		Entry("dockside-edit alone reads SandboxServices", "sandboxer", "get", "sandboxservices.dockside.dev"),
+		Entry("view reads warm pools", "viewer", "list", "sandboxwarmpools.dockside.dev"),
+		Entry("edit claims a warm Sandbox", "editor", "create", "sandboxclaims.dockside.dev"),
+		Entry("edit reads templates", "editor", "get", "sandboxtemplates.dockside.dev"),
+		Entry("admin creates templates", "owner", "create", "sandboxtemplates.dockside.dev"),
+		Entry("admin resizes warm pools", "owner", "patch", "sandboxwarmpools.dockside.dev"),
 	)
 
 	DescribeTable("and nothing more",
@@ -117,6 +122,9 @@ func userRoleSpecs() {
 		Entry("admin writes no status", "owner", "update", "executions.dockside.dev", "--subresource=status"),
 		Entry("dockside-edit alone creates no Pod", "sandboxer", "create", "pods"),
 		Entry("dockside-edit alone changes no SandboxService", "sandboxer", "update", "sandboxservices.dockside.dev"),
+		Entry("view claims nothing", "viewer", "create", "sandboxclaims.dockside.dev"),
+		Entry("edit changes no template", "editor", "update", "sandboxtemplates.dockside.dev"),
+		Entry("edit makes no warm pool", "editor", "create", "sandboxwarmpools.dockside.dev"),
 	)
 
 	// The data plane's subresources are asked about with SubjectAccessReviews, as the agent and kube-apiserver
