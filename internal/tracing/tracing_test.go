@@ -35,7 +35,7 @@ func TestExportedSpansCarryOnlyAllowedAttributes(t *testing.T) {
 	s := exported[0]
 	got := map[attribute.Key]string{}
 	for _, kv := range s.Attributes {
-		got[kv.Key] = kv.Value.Emit()
+		got[kv.Key] = kv.Value.String()
 	}
 	want := map[attribute.Key]string{"k8s.namespace.name": "team-a", "dockside.topology.generation": "3", "dockside.reason": "ImagePulling"}
 	if len(got) != len(want) {
@@ -58,12 +58,12 @@ func stubText(s tracetest.SpanStub) string {
 	var b strings.Builder
 	b.WriteString(s.Name + s.Status.Description)
 	for _, kv := range s.Attributes {
-		b.WriteString(string(kv.Key) + "=" + kv.Value.Emit())
+		b.WriteString(string(kv.Key) + "=" + kv.Value.String())
 	}
 	for _, e := range s.Events {
 		b.WriteString(e.Name)
 		for _, kv := range e.Attributes {
-			b.WriteString(kv.Value.Emit())
+			b.WriteString(kv.Value.String())
 		}
 	}
 	return b.String()

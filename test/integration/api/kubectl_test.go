@@ -43,6 +43,7 @@ var _ = Describe("kubectl experience", func() {
 			}
 			g.Expect(shortNames).To(Equal(map[string][]string{
 				"sandboxes": {"sbx"}, "sandboxservices": {"sbxsvc"}, "checkpoints": {"ckpt"}, "executions": {"exec"},
+				"sandboxtemplates": {"sbxtpl"}, "sandboxwarmpools": {"sbxpool"}, "sandboxclaims": {"sbxclaim"},
 			}))
 		}, 10*time.Second, 200*time.Millisecond).Should(Succeed())
 	})
