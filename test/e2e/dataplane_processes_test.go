@@ -46,6 +46,26 @@ func pluginCommand(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// startLines starts cmd and hands on its stdout line by line; the channel closes when stdout ends. Its stderr
+// is kept for failure messages.
+func startLines(cmd *exec.Cmd) (<-chan string, *syncbuffer.Buffer) {
+	GinkgoHelper()
+	stdout, err := cmd.StdoutPipe()
+	Expect(err).NotTo(HaveOccurred())
+	stderr := &syncbuffer.Buffer{}
+	cmd.Stderr = stderr
+	Expect(cmd.Start()).To(Succeed())
+	lines := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return lines, stderr
+}
+
 var _ = Describe("the data plane: processes, signals and port-forward", Ordered, func() {
 	var ns string
 
@@ -95,23 +115,11 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 
 	It("sends Ctrl-C on to a command without a terminal (kubectl dockside exec)", func() {
 		cmd := pluginCommand("exec", "-n", ns, "box", "--", "sh", "-c", `trap "echo interrupted; exit 9" INT; echo ready; while :; do sleep 1; done`)
-		stdout, err := cmd.StdoutPipe()
-		Expect(err).NotTo(HaveOccurred())
-		var stderr syncbuffer.Buffer
-		cmd.Stderr = &stderr
-		Expect(cmd.Start()).To(Succeed())
-		lines := make(chan string, 4)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
+		lines, stderr := startLines(cmd)
 		Eventually(lines, time.Minute).Should(Receive(Equal("ready")), "stderr: %s", stderr.String())
 		Expect(cmd.Process.Signal(syscall.SIGINT)).To(Succeed())
 		Eventually(lines, time.Minute).Should(Receive(Equal("interrupted")), "stderr: %s", stderr.String())
-		err = cmd.Wait()
+		err := cmd.Wait()
 		var exit *exec.ExitError
 		Expect(errors.As(err, &exit)).To(BeTrue(), "exit code 9, not %v; stderr: %s", err, stderr.String())
 		Expect(exit.ExitCode()).To(Equal(9), "the command's trap ran: stderr: %s", stderr.String())

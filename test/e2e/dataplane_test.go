@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,19 +80,7 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		stdin, err := cmd.StdinPipe()
 		Expect(err).NotTo(HaveOccurred())
-		stdout, err := cmd.StdoutPipe()
-		Expect(err).NotTo(HaveOccurred())
-		var stderr syncbuffer.Buffer
-		cmd.Stderr = &stderr
-		Expect(cmd.Start()).To(Succeed())
-		lines := make(chan string, 4)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
+		lines, stderr := startLines(cmd)
 		// The command waits for its input: "first" can only have come while it runs.
 		Eventually(lines, time.Minute).Should(Receive(Equal("first")), "stderr: %s", stderr.String())
 		_, err = io.WriteString(stdin, "hello\n")
