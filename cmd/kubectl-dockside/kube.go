@@ -42,8 +42,8 @@ func (k *kubeFlags) config() (*rest.Config, string, error) {
 	return cfg, ns, nil
 }
 
-// client is a client of Dockside's kinds, and the namespace to use.
-func (k *kubeFlags) client() (client.Client, string, error) {
+// client is a client of Dockside's kinds, which can watch them too, and the namespace to use.
+func (k *kubeFlags) client() (client.WithWatch, string, error) {
 	cfg, ns, err := k.config()
 	if err != nil {
 		return nil, "", err
@@ -52,7 +52,7 @@ func (k *kubeFlags) client() (client.Client, string, error) {
 	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, "", fmt.Errorf("registering Dockside's kinds: %w", err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, "", fmt.Errorf("making the API client: %w", err)
 	}

@@ -8,6 +8,7 @@
 //	resume      thaw it
 //	checkpoint  capture a Sandbox's workspace in a Checkpoint; prints its size and digest
 //	restore     a new Sandbox restored from a Checkpoint (spec.restoreFrom)
+//	claim       take a Sandbox of a warm pool (a SandboxClaim), with env for its commands
 //	logs        the output tail of a finished run
 //	cp          copy a file or a directory, of any size, into or out of a Sandbox (files subresource)
 //	ls          list a directory of a Sandbox (files subresource)
@@ -35,6 +36,7 @@ Verbs:
   resume      SANDBOX                       thaw a paused Sandbox
   checkpoint  SANDBOX [NAME]                capture its workspace; prints the Checkpoint's size and digest
   restore     CHECKPOINT NEW-SANDBOX        create a Sandbox restored from a Checkpoint
+  claim       POOL [NAME]                   take a Sandbox of a warm pool; prints its name (docs/pools.md)
   logs        SANDBOX                       print a finished run's output tail
   cp          SANDBOX:PATH LOCAL | LOCAL SANDBOX:PATH   copy a file or directory out or in
   ls          SANDBOX [PATH]                list a directory of a Sandbox
@@ -55,6 +57,7 @@ func verbs() map[string]verb {
 		"resume":       lifecycleVerb(dsv1alpha1.LifecycleRunning, resumeUsage),
 		"checkpoint":   checkpointVerb(),
 		"restore":      restoreVerb(),
+		"claim":        claimVerb(),
 		"logs":         logsVerb(),
 		"cp":           cpVerb(),
 		"ls":           lsVerb(),

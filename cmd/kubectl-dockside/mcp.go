@@ -13,10 +13,11 @@ import (
 const mcpUsage = `Usage: kubectl dockside mcp [flags] --image IMAGE [--image IMAGE...]
 
 Serves Dockside to an MCP host (Claude and the others) over standard input and output: tools to create a
-Sandbox from one of the listed images with limits, run a command (output streamed as progress notifications,
+Sandbox from one of the listed images with limits, or from a listed template or warm pool, run a command (output streamed as progress notifications,
 bounded), run Python in a stateful interpreter, read, write and list files, checkpoint and delete. Every call
 goes through the API server with this kubeconfig's credentials, so RBAC and the audit log see the user; the
-server is confined to one namespace (-n, else the context's) and to the images listed with --image. Nothing but
+server is confined to one namespace (-n, else the context's) and to the images listed with --image (and the
+templates and pools listed with --template and --pool, whose images must be listed too). Nothing but
 the protocol is written to standard output. How to add it to a host's configuration: docs/mcp.md.
 Exit codes: 0 the host closed the connection, 1 the server failed (the reason is printed), 2 usage.
 `
@@ -26,7 +27,7 @@ var interpreterCommand = []string{"python3", "-m", "dockside_interpreter"}
 
 func mcpVerb() verb {
 	k := &kubeFlags{}
-	var images listFlag
+	var images, templates, pools listFlag
 	var maxOutput int
 	var maxFile int64
 	return verb{
@@ -34,6 +35,8 @@ func mcpVerb() verb {
 		flags: func(fs *flag.FlagSet) {
 			k.add(fs)
 			fs.Var(&images, "image", "an image reference Sandboxes may be created from and used with, exactly as in spec.image (repeatable)")
+			fs.Var(&templates, "template", "a SandboxTemplate Sandboxes may be created from; its image must be an --image too (repeatable)")
+			fs.Var(&pools, "pool", "a SandboxWarmPool Sandboxes may be claimed from; its template's image must be an --image too (repeatable)")
 			fs.IntVar(&maxOutput, "max-output-bytes", 64<<10, "the most of each of a command's stdout and stderr returned (head and tail)")
 			fs.Int64Var(&maxFile, "max-file-bytes", 1<<20, "the largest file read_file returns and write_file takes")
 		},
@@ -55,7 +58,7 @@ func mcpVerb() verb {
 			s := mcpserver.New(mcpserver.Options{
 				Client:         c,
 				DataPlane:      apiDataPlane{cfg: cfg},
-				Policy:         mcpserver.Policy{Namespace: ns, Images: images},
+				Policy:         mcpserver.Policy{Namespace: ns, Images: images, Templates: templates, Pools: pools},
 				MaxOutputBytes: maxOutput,
 				MaxFileBytes:   maxFile,
 				Interpreter:    interpreterCommand,

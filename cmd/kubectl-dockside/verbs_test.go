@@ -137,3 +137,22 @@ func TestLifecycleDone(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("cannot be Paused: PrimaryExited: gone")))
 	g.Expect(strings.Contains(err.Error(), "box")).To(BeTrue())
 }
+
+func TestClaimSpec(t *testing.T) {
+	g := NewWithT(t)
+	spec, err := claimSpec("python", []string{"TASK_ID=42", "EMPTY=", "EQ=a=b"}, []string{"team=data"}, 600)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(spec.PoolRef.Name).To(Equal("python"))
+	g.Expect(spec.Env).To(Equal([]dsv1alpha1.ExecutionEnvVar{{Name: "TASK_ID", Value: "42"}, {Name: "EMPTY"}, {Name: "EQ", Value: "a=b"}}))
+	g.Expect(spec.Labels).To(Equal(map[string]string{"team": "data"}))
+	g.Expect(*spec.ActiveDeadlineSeconds).To(Equal(int64(600)))
+
+	spec, err = claimSpec("python", nil, nil, 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(spec.ActiveDeadlineSeconds).To(BeNil(), "the template's deadline")
+	g.Expect(spec.Labels).To(BeNil())
+	for _, bad := range [][2][]string{{{"TASK_ID"}, nil}, {{"=x"}, nil}, {nil, {"team"}}} {
+		_, err := claimSpec("python", bad[0], bad[1], 0)
+		g.Expect(exitCode("claim", err)).To(Equal(exitUsage), "%v", bad)
+	}
+}

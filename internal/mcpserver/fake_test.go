@@ -97,10 +97,11 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	}
 	h := &harness{t: t, dp: &fakeDataPlane{files: map[string][]byte{}}}
 	h.k8s = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithStatusSubresource(&dsv1alpha1.Sandbox{}, &dsv1alpha1.Checkpoint{}).Build()
+		WithStatusSubresource(&dsv1alpha1.Sandbox{}, &dsv1alpha1.Checkpoint{}, &dsv1alpha1.SandboxClaim{}).Build()
 	h.server = New(Options{
 		Client: h.k8s, DataPlane: h.dp,
-		Policy:         Policy{Namespace: testNS, Images: []string{testImage, "dockside.dev/busybox:local"}},
+		Policy: Policy{Namespace: testNS, Images: []string{testImage, "dockside.dev/busybox:local"},
+			Templates: []string{"py", "redis"}, Pools: []string{"warm", "redis"}},
 		MaxOutputBytes: 64, MaxFileBytes: 32, Interpreter: []string{"python3", "-m", "dockside_interpreter"},
 		PollInterval: 10 * time.Millisecond, Version: "test",
 	})

@@ -17,12 +17,17 @@ type Policy struct {
 	// Images are the image references, exactly as written in a Sandbox's spec, that create_sandbox may use and
 	// that every other tool requires of the Sandbox it touches.
 	Images []string
+	// Templates and Pools name the SandboxTemplates and SandboxWarmPools create_sandbox may create from; each
+	// template's image must be one of Images too.
+	Templates, Pools []string
 }
 
 // Refusals name the rule that refused, and the flag that sets it.
 const (
 	namespaceRule = "--namespace"
 	imageRule     = "--image"
+	templateRule  = "--template"
+	poolRule      = "--pool"
 )
 
 // namespace is the namespace a tool works in: the server's, whether asked for or not; another is refused.
@@ -39,6 +44,27 @@ func (p Policy) image(image string) error {
 		return nil
 	}
 	return fmt.Errorf("refused: image %q is not one this server may run (%s: %s)", image, imageRule, p.listed())
+}
+
+// template refuses a template the operator did not list.
+func (p Policy) template(name string) error {
+	return listedOr(p.Templates, name, "template", templateRule)
+}
+
+// pool refuses a pool the operator did not list.
+func (p Policy) pool(name string) error {
+	return listedOr(p.Pools, name, "pool", poolRule)
+}
+
+func listedOr(names []string, name, what, rule string) error {
+	if slices.Contains(names, name) {
+		return nil
+	}
+	listed := strings.Join(names, ", ")
+	if listed == "" {
+		listed = "none listed"
+	}
+	return fmt.Errorf("refused: %s %q is not one this server may create from (%s: %s)", what, name, rule, listed)
 }
 
 // sandbox refuses a Sandbox whose image the operator did not list: the server touches only what it could
@@ -59,7 +85,14 @@ func (p Policy) listed() string {
 
 // instructions tell the host's model what the server is for and within which bounds.
 func instructions(p Policy) string {
+	from := "images: " + p.listed()
+	if len(p.Templates) > 0 {
+		from += "; templates: " + strings.Join(p.Templates, ", ")
+	}
+	if len(p.Pools) > 0 {
+		from += "; warm pools, ready at once: " + strings.Join(p.Pools, ", ")
+	}
 	return fmt.Sprintf("Dockside Sandboxes: isolated containers to run code in. Create one with create_sandbox "+
-		"(images: %s), then run_command, run_python (state persists between calls), read_file, write_file, "+
-		"list_files, checkpoint; delete_sandbox when done. Everything happens in namespace %q.", p.listed(), p.Namespace)
+		"(%s), then run_command, run_python (state persists between calls), read_file, write_file, "+
+		"list_files, checkpoint; delete_sandbox when done. Everything happens in namespace %q.", from, p.Namespace)
 }

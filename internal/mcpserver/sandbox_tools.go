@@ -29,7 +29,9 @@ type target struct {
 type createInput struct {
 	Name           string `json:"name,omitempty" jsonschema:"the new Sandbox's name (a DNS label); a generated one when empty"`
 	Namespace      string `json:"namespace,omitempty" jsonschema:"the namespace; only the server's own is allowed, and it is the default"`
-	Image          string `json:"image" jsonschema:"the image, one of those the server lists in its instructions"`
+	Image          string `json:"image,omitempty" jsonschema:"the image, one of those the server lists in its instructions; or give template or pool"`
+	Template       string `json:"template,omitempty" jsonschema:"a template the server lists, whose Sandbox spec (image, limits, network) is used as it is"`
+	Pool           string `json:"pool,omitempty" jsonschema:"a warm pool the server lists: its Sandbox is taken at once (started when the pool has none ready)"`
 	CPU            string `json:"cpu,omitempty" jsonschema:"CPU limit in cores, for example 500m or 2 (default 1)"`
 	Memory         string `json:"memory,omitempty" jsonschema:"memory limit, for example 256Mi or 2Gi (default 512Mi)"`
 	Pids           int64  `json:"pids,omitempty" jsonschema:"most processes and threads at once (default 256)"`
@@ -43,6 +45,8 @@ type sandboxOutput struct {
 	Namespace string `json:"namespace"`
 	Image     string `json:"image"`
 	Phase     string `json:"phase"`
+	Claim     string `json:"claim,omitempty" jsonschema:"the SandboxClaim that holds a Sandbox of a pool; delete_sandbox deletes it"`
+	Start     string `json:"start,omitempty" jsonschema:"Warm (taken from the pool) or Cold (started for the claim)"`
 }
 
 type checkpointInput struct {
@@ -72,7 +76,7 @@ type deleteOutput struct {
 func (s *Server) addSandboxTools() {
 	mcp.AddTool(s.Server, &mcp.Tool{
 		Name:        "create_sandbox",
-		Description: "Create a Sandbox (an isolated container with a /workspace) from an allowed image, with limits, and wait until it is Ready.",
+		Description: "Create a Sandbox (an isolated container with a /workspace) from an allowed image with limits, an allowed template, or an allowed warm pool (ready at once), and wait until it is Ready.",
 	}, s.createSandbox)
 	mcp.AddTool(s.Server, &mcp.Tool{
 		Name:        "checkpoint",
@@ -98,7 +102,10 @@ func (s *Server) sandbox(ctx context.Context, t target) (*dsv1alpha1.Sandbox, er
 }
 
 func (s *Server) createSandbox(ctx context.Context, _ *mcp.CallToolRequest, in createInput) (*mcp.CallToolResult, sandboxOutput, error) {
-	sbx, err := s.sandboxFor(in)
+	if in.Pool != "" {
+		return s.claimSandbox(ctx, in)
+	}
+	sbx, err := s.sandboxFor(ctx, in)
 	if err != nil {
 		return nil, sandboxOutput{}, err
 	}
@@ -121,22 +128,31 @@ func (s *Server) createSandbox(ctx context.Context, _ *mcp.CallToolRequest, in c
 	return nil, out, nil
 }
 
-// sandboxFor is the Sandbox create_sandbox asks for, within the policy.
-func (s *Server) sandboxFor(in createInput) (*dsv1alpha1.Sandbox, error) {
+// sandboxFor is the Sandbox create_sandbox asks for, of an image or a template, within the policy.
+func (s *Server) sandboxFor(ctx context.Context, in createInput) (*dsv1alpha1.Sandbox, error) {
 	ns, err := s.opts.Policy.namespace(in.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.opts.Policy.image(in.Image); err != nil {
+	if err := oneSource(in); err != nil {
 		return nil, err
 	}
-	sbx := &dsv1alpha1.Sandbox{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: in.Name},
-		Spec:       dsv1alpha1.SandboxSpec{Image: in.Image, Resources: dsv1alpha1.Resources{Pids: in.Pids}},
-	}
+	sbx := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: in.Name}}
 	if in.Name == "" {
 		sbx.GenerateName = "mcp-"
 	}
+	if in.Template != "" {
+		tpl, err := s.template(ctx, ns, in.Template)
+		if err != nil {
+			return nil, err
+		}
+		sbx.Spec = *tpl.Spec.Sandbox.DeepCopy()
+		return sbx, nil
+	}
+	if err := s.opts.Policy.image(in.Image); err != nil {
+		return nil, err
+	}
+	sbx.Spec = dsv1alpha1.SandboxSpec{Image: in.Image, Resources: dsv1alpha1.Resources{Pids: in.Pids}}
 	switch dsv1alpha1.NetworkMode(in.Network) {
 	case "", dsv1alpha1.NetworkNone, dsv1alpha1.NetworkIsolated:
 		sbx.Spec.Network.Mode = dsv1alpha1.NetworkMode(in.Network)
@@ -157,6 +173,89 @@ func (s *Server) sandboxFor(in createInput) (*dsv1alpha1.Sandbox, error) {
 		*q.into = v
 	}
 	return sbx, nil
+}
+
+// oneSource refuses a call that gives not exactly one of image, template and pool, or limits beside a
+// template or a pool, whose spec has its own.
+func oneSource(in createInput) error {
+	given := 0
+	for _, v := range []string{in.Image, in.Template, in.Pool} {
+		if v != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return errors.New("give exactly one of image, template and pool")
+	}
+	if in.Image == "" && (in.CPU != "" || in.Memory != "" || in.Pids != 0 || in.WorkspaceSize != "" || in.Network != "") {
+		return errors.New("cpu, memory, pids, workspace_size and network are the template's: give them with an image only")
+	}
+	return nil
+}
+
+// template reads a listed template, whose image the server must be allowed to run.
+func (s *Server) template(ctx context.Context, ns, name string) (*dsv1alpha1.SandboxTemplate, error) {
+	if err := s.opts.Policy.template(name); err != nil {
+		return nil, err
+	}
+	tpl := &dsv1alpha1.SandboxTemplate{}
+	if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tpl); err != nil {
+		return nil, fmt.Errorf("reading SandboxTemplate %s/%s: %w", ns, name, err)
+	}
+	if err := s.opts.Policy.image(tpl.Spec.Sandbox.Image); err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	return tpl, nil
+}
+
+// claimSandbox takes a Sandbox of a listed pool with a SandboxClaim and waits until the claim is Ready: at
+// once when the pool has a warm one (docs/pools.md).
+func (s *Server) claimSandbox(ctx context.Context, in createInput) (*mcp.CallToolResult, sandboxOutput, error) {
+	ns, err := s.opts.Policy.namespace(in.Namespace)
+	if err != nil {
+		return nil, sandboxOutput{}, err
+	}
+	if err := oneSource(in); err != nil {
+		return nil, sandboxOutput{}, err
+	}
+	if err := s.opts.Policy.pool(in.Pool); err != nil {
+		return nil, sandboxOutput{}, err
+	}
+	pool := &dsv1alpha1.SandboxWarmPool{}
+	if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Pool}, pool); err != nil {
+		return nil, sandboxOutput{}, fmt.Errorf("reading SandboxWarmPool %s/%s: %w", ns, in.Pool, err)
+	}
+	tpl := &dsv1alpha1.SandboxTemplate{}
+	if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: pool.Spec.TemplateRef.Name}, tpl); err != nil {
+		return nil, sandboxOutput{}, fmt.Errorf("reading SandboxTemplate %s/%s of pool %s: %w", ns, pool.Spec.TemplateRef.Name, in.Pool, err)
+	}
+	if err := s.opts.Policy.image(tpl.Spec.Sandbox.Image); err != nil {
+		return nil, sandboxOutput{}, fmt.Errorf("pool %s: %w", in.Pool, err)
+	}
+	claim := &dsv1alpha1.SandboxClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: in.Name},
+		Spec: dsv1alpha1.SandboxClaimSpec{PoolRef: dsv1alpha1.LocalObjectReference{Name: in.Pool}}}
+	if in.Name == "" {
+		claim.GenerateName = "mcp-"
+	}
+	if err := s.opts.Client.Create(ctx, claim); err != nil {
+		return nil, sandboxOutput{}, fmt.Errorf("creating a SandboxClaim of pool %s: %w", in.Pool, err)
+	}
+	err = s.poll(ctx, in.TimeoutSeconds, claim, func() (bool, error) {
+		if c := meta.FindStatusCondition(claim.Status.Conditions, dsv1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+			return false, fmt.Errorf("the SandboxClaim %s cannot be met: %s: %s", claim.Name, c.Reason, c.Message)
+		}
+		return meta.IsStatusConditionTrue(claim.Status.Conditions, dsv1alpha1.ConditionReady), nil
+	})
+	out := sandboxOutput{Name: claim.Status.SandboxName, Namespace: ns, Image: tpl.Spec.Sandbox.Image, Claim: claim.Name, Start: string(claim.Status.Start)}
+	if err != nil {
+		return nil, out, timedOut(err, "SandboxClaim "+claim.Name+" to be Ready (it is left as it is)", standing("", claim.Status.Conditions))
+	}
+	sbx := &dsv1alpha1.Sandbox{}
+	if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: out.Name}, sbx); err != nil {
+		return nil, out, fmt.Errorf("reading Sandbox %s of the claim: %w", out.Name, err)
+	}
+	out.Image, out.Phase = sbx.Spec.Image, string(sbx.Status.Phase)
+	return nil, out, nil
 }
 
 func (s *Server) checkpoint(ctx context.Context, _ *mcp.CallToolRequest, in checkpointInput) (*mcp.CallToolResult, checkpointOutput, error) {
@@ -193,14 +292,30 @@ func (s *Server) deleteSandbox(ctx context.Context, _ *mcp.CallToolRequest, in d
 		return nil, deleteOutput{}, err
 	}
 	s.sessions.close(sbx.Namespace, sbx.Name)
-	if err := s.opts.Client.Delete(ctx, sbx, client.Preconditions{UID: &sbx.UID}); client.IgnoreNotFound(err) != nil {
-		return nil, deleteOutput{}, fmt.Errorf("deleting Sandbox %s: %w", sbx.Name, err)
+	if err := s.delete(ctx, sbx); err != nil {
+		return nil, deleteOutput{}, err
 	}
 	err = s.poll(ctx, in.TimeoutSeconds, sbx, func() (bool, error) { return false, nil })
 	if !apierrors.IsNotFound(err) {
 		return nil, deleteOutput{}, timedOut(err, "Sandbox "+sbx.Name+" to be gone", standing(string(sbx.Status.Phase), sbx.Status.Conditions))
 	}
 	return nil, deleteOutput{Deleted: sbx.Name}, nil
+}
+
+// delete deletes the Sandbox, or the claim that holds it, which deletes it (a claim whose Sandbox went
+// otherwise would say so, Stalled).
+func (s *Server) delete(ctx context.Context, sbx *dsv1alpha1.Sandbox) error {
+	if claim := sbx.Labels[dsv1alpha1.LabelClaim]; claim != "" {
+		err := s.opts.Client.Delete(ctx, &dsv1alpha1.SandboxClaim{ObjectMeta: metav1.ObjectMeta{Namespace: sbx.Namespace, Name: claim}})
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting SandboxClaim %s of Sandbox %s: %w", claim, sbx.Name, err)
+		}
+		return nil
+	}
+	if err := s.opts.Client.Delete(ctx, sbx, client.Preconditions{UID: &sbx.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Sandbox %s: %w", sbx.Name, err)
+	}
+	return nil
 }
 
 // poll reads obj until done says it has arrived or fails, for at most timeoutSeconds (defaultWait when 0). A

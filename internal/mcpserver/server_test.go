@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -258,5 +259,103 @@ func TestDeleteSandboxWaitsUntilGone(t *testing.T) {
 	}
 	if msg := h.call(t.Context(), "run_command", map[string]any{"sandbox": "box", "command": "true"}, nil); !strings.Contains(msg, "not found") {
 		t.Fatalf("after delete: %q", msg)
+	}
+}
+
+// poolObjects are templates py (of testImage) and redis (of an image not listed), and pools of each.
+func poolObjects() []client.Object {
+	tpl := func(name, image string) *dsv1alpha1.SandboxTemplate {
+		return &dsv1alpha1.SandboxTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name},
+			Spec: dsv1alpha1.SandboxTemplateSpec{Sandbox: dsv1alpha1.SandboxSpec{Image: image, Resources: dsv1alpha1.Resources{Pids: 32}}}}
+	}
+	pool := func(name, tpl string) *dsv1alpha1.SandboxWarmPool {
+		return &dsv1alpha1.SandboxWarmPool{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name},
+			Spec: dsv1alpha1.SandboxWarmPoolSpec{TemplateRef: dsv1alpha1.LocalObjectReference{Name: tpl}, Replicas: 1}}
+	}
+	return []client.Object{tpl("py", testImage), tpl("redis", "dockside.dev/redis:local"), tpl("unlisted", testImage),
+		pool("warm", "py"), pool("redis", "redis")}
+}
+
+func TestCreateFromATemplate(t *testing.T) {
+	h := newHarness(t, poolObjects()...)
+	for want, args := range map[string]map[string]any{
+		`refused: template "unlisted" is not one this server may create from (--template: py, redis)`: {"template": "unlisted"},
+		`template redis: refused: image "dockside.dev/redis:local" is not one this server may run`:    {"template": "redis"},
+		"give exactly one of image, template and pool":                                                {"template": "py", "image": testImage},
+		"cpu, memory, pids, workspace_size and network are the template's":                            {"template": "py", "cpu": "2"},
+	} {
+		if got := h.call(t.Context(), "create_sandbox", args, nil); !strings.Contains(got, want) {
+			t.Errorf("%v: %q, want it to contain %q", args, got, want)
+		}
+	}
+	go markReady(t.Context(), t, h.k8s, "from-tpl")
+	var out sandboxOutput
+	h.mustCall("create_sandbox", map[string]any{"name": "from-tpl", "template": "py"}, &out)
+	if out != (sandboxOutput{Name: "from-tpl", Namespace: testNS, Image: testImage, Phase: "Running"}) {
+		t.Fatalf("output %+v", out)
+	}
+	sbx := &dsv1alpha1.Sandbox{}
+	if err := h.k8s.Get(t.Context(), client.ObjectKey{Namespace: testNS, Name: "from-tpl"}, sbx); err != nil || sbx.Spec.Resources.Pids != 32 {
+		t.Fatalf("the template's spec: %+v, %v", sbx.Spec, err)
+	}
+}
+
+// bindClaims plays the agent for claims: it binds the first claim it finds to a new Ready Sandbox warm-0 of
+// its pool, and deletes that Sandbox once the claim is gone.
+func bindClaims(ctx context.Context, t *testing.T, c client.Client) {
+	var claim *dsv1alpha1.SandboxClaim
+	for ctx.Err() == nil && claim == nil {
+		var list dsv1alpha1.SandboxClaimList
+		if err := c.List(ctx, &list); err == nil && len(list.Items) > 0 {
+			claim = &list.Items[0]
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if claim == nil {
+		return
+	}
+	sbx := sandbox("warm-0", testImage)
+	sbx.Labels = map[string]string{dsv1alpha1.LabelPool: claim.Spec.PoolRef.Name, dsv1alpha1.LabelClaim: claim.Name}
+	if err := c.Create(ctx, sbx); err != nil {
+		t.Errorf("binding: %v", err)
+		return
+	}
+	markReady(ctx, t, c, sbx.Name)
+	claim.Status = dsv1alpha1.SandboxClaimStatus{SandboxName: sbx.Name, Start: dsv1alpha1.ClaimWarm,
+		Conditions: []metav1.Condition{{Type: dsv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Claimed", Message: "Ready"}}}
+	if err := c.Status().Update(ctx, claim); err != nil {
+		t.Errorf("binding: %v", err)
+		return
+	}
+	for ctx.Err() == nil {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(claim), claim); apierrors.IsNotFound(err) {
+			_ = c.Delete(ctx, sbx)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestCreateFromAPoolClaimsAndDeleteDeletesTheClaim(t *testing.T) {
+	h := newHarness(t, poolObjects()...)
+	for want, args := range map[string]map[string]any{
+		`refused: pool "cold" is not one this server may create from (--pool: warm, redis)`:    {"pool": "cold"},
+		`pool redis: refused: image "dockside.dev/redis:local" is not one this server may run`: {"pool": "redis"},
+		"cpu, memory, pids, workspace_size and network are the template's":                     {"pool": "warm", "memory": "1Gi"},
+	} {
+		if got := h.call(t.Context(), "create_sandbox", args, nil); !strings.Contains(got, want) {
+			t.Errorf("%v: %q, want it to contain %q", args, got, want)
+		}
+	}
+	go bindClaims(t.Context(), t, h.k8s)
+	var out sandboxOutput
+	h.mustCall("create_sandbox", map[string]any{"name": "task", "pool": "warm"}, &out)
+	if out != (sandboxOutput{Name: "warm-0", Namespace: testNS, Image: testImage, Phase: "Running", Claim: "task", Start: "Warm"}) {
+		t.Fatalf("output %+v", out)
+	}
+	var del deleteOutput
+	h.mustCall("delete_sandbox", map[string]any{"sandbox": "warm-0"}, &del)
+	if err := h.k8s.Get(t.Context(), client.ObjectKey{Namespace: testNS, Name: "task"}, &dsv1alpha1.SandboxClaim{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the claim is deleted with its Sandbox: %v", err)
 	}
 }

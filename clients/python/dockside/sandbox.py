@@ -11,10 +11,11 @@ from .config import connect
 from .errors import SandboxFailed, SandboxGone, SandboxPoisoned
 from .files import Files
 from .pty import Pty
-from .spec import sandbox_body
+from .spec import claim_body, sandbox_body
 from .waiting import condition, is_true, wait_for
 
 PLURAL = "sandboxes"
+CLAIMS = "sandboxclaims"
 
 
 class Sandbox:
@@ -40,6 +41,8 @@ class Sandbox:
         self.ready_timeout = ready_timeout
         self.last_checkpoint = None
         self._interpreter = None
+        # The SandboxClaim that holds the Sandbox, when claim() got it: (name, uid); and how it started.
+        self._claim, self.start_kind = None, None
 
     @classmethod
     def attach(cls, name, **kwargs):
@@ -49,6 +52,31 @@ class Sandbox:
         if obj is None:
             raise SandboxGone("SandboxNotFound", f"Sandbox {sbx.namespace}/{name} does not exist")
         sbx.uid = obj["metadata"]["uid"]
+        return sbx
+
+    @classmethod
+    def claim(cls, pool, *, name=None, env=None, labels=None, active_deadline_seconds=None, **kwargs):
+        """A Sandbox of the SandboxWarmPool pool, through a SandboxClaim named name (docs/pools.md): a warm one
+        at once, or one started for the claim when the pool has none ready (start_kind says "Warm" or "Cold").
+        env ({NAME: value}) reaches every command run in it (run, commands, run_code), not its primary's own
+        process; labels go on the Sandbox; active_deadline_seconds counts from the claim. The claim owns the
+        Sandbox: delete() and the with block delete the claim, and the Sandbox with it. A claim that cannot
+        be met raises SandboxFailed with its reason, and is deleted. kwargs as the constructor's (namespace,
+        kubeconfig, context, ready_timeout, api)."""
+        sbx = cls(**kwargs)
+        created = sbx._api.create(sbx.namespace, CLAIMS, claim_body(pool, name, env, labels, active_deadline_seconds))
+        sbx._claim = (created["metadata"]["name"], created["metadata"]["uid"])
+        try:
+            obj = wait_for(sbx._api, sbx.namespace, CLAIMS, *sbx._claim, claimed, sbx.ready_timeout,
+                           f"SandboxClaim {sbx.namespace}/{sbx._claim[0]} becoming Ready")
+            sbx.name, sbx.start_kind = obj["status"]["sandboxName"], obj["status"].get("start")
+            held = sbx._api.get(sbx.namespace, PLURAL, sbx.name)
+            if held is None:
+                raise SandboxGone("SandboxNotFound", f"Sandbox {sbx.namespace}/{sbx.name} of the claim does not exist")
+            sbx.uid = held["metadata"]["uid"]
+        except BaseException:
+            sbx.delete()
+            raise
         return sbx
 
     def __repr__(self):
@@ -160,12 +188,16 @@ class Sandbox:
 
     def delete(self, timeout=120):
         """Deletes the Sandbox and waits until it is gone: the agent has removed its containers, network and
-        workspace from Docker (its finalizer). Executions go with it; Checkpoints do not."""
+        workspace from Docker (its finalizer). Executions go with it; Checkpoints do not. A claimed Sandbox
+        goes by deleting its claim, which would otherwise report it gone."""
+        if self._claim is not None:
+            self._api.delete(self.namespace, CLAIMS, *self._claim)
         if self.uid is None:
             return
         if self._interpreter is not None:
             self._interpreter.close()
-        self._api.delete(self.namespace, PLURAL, self.name, self.uid)
+        if self._claim is None:
+            self._api.delete(self.namespace, PLURAL, self.name, self.uid)
         wait_for(self._api, self.namespace, PLURAL, self.name, self.uid, lambda s: s is None, timeout,
                  f"deleting Sandbox {self.namespace}/{self.name}")
 
@@ -203,6 +235,16 @@ def ready(sbx):
         c = condition(sbx, "Ready")
         raise SandboxFailed(c["reason"], c.get("message", ""))
     return current(sbx) and is_true(sbx, "Ready")
+
+
+def claimed(claim):
+    """Whether the claim holds a Ready Sandbox; raises what keeps it from getting one."""
+    if claim is None:
+        raise SandboxGone("ClaimNotFound", "the SandboxClaim was deleted")
+    if is_true(claim, "Stalled"):
+        c = condition(claim, "Stalled")
+        raise SandboxFailed(c.get("reason", ""), c.get("message", ""))
+    return is_true(claim, "Ready") and bool((claim.get("status") or {}).get("sandboxName"))
 
 
 def paused(sbx):

@@ -63,3 +63,17 @@ def sandbox_body(image, name=None, cpus=None, memory_mb=None, pids_limit=None, w
     if labels:
         metadata["labels"] = dict(labels)
     return {"apiVersion": API_VERSION, "kind": "Sandbox", "metadata": metadata, "spec": spec}
+
+
+def claim_body(pool, name=None, env=None, labels=None, active_deadline_seconds=None):
+    """The SandboxClaim to create: of the SandboxWarmPool pool, named name or generated from the pool's name;
+    env ({NAME: value}) for every command run in the Sandbox, labels for the Sandbox (docs/pools.md)."""
+    spec = {"poolRef": {"name": pool}}
+    if env:
+        spec["env"] = [{"name": k, "value": str(v)} for k, v in env.items()]
+    if labels:
+        spec["labels"] = dict(labels)
+    if active_deadline_seconds is not None:
+        spec["activeDeadlineSeconds"] = int(active_deadline_seconds)
+    metadata = {"name": name} if name else {"generateName": f"{pool}-"}
+    return {"apiVersion": API_VERSION, "kind": "SandboxClaim", "metadata": metadata, "spec": spec}

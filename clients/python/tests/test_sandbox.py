@@ -139,6 +139,54 @@ class CheckpointTest(unittest.TestCase):
             sandbox(StubApi(healthy_agent)).start().restore_into("copy")
 
 
+def pool_agent(api, plural, obj):
+    """Binds a claim to the warm Sandbox shell-0 at once, giving it the claim's env, and deletes a claimed
+    Sandbox whose claim is gone, as the agent does."""
+    meta = obj["metadata"]
+    if plural == "sandboxes":
+        claim = (meta.get("labels") or {}).get("dockside.dev/claim")
+        if claim and ("sandboxclaims", claim) not in api.objects:
+            del api.objects[(plural, meta["name"])]
+        return
+    api.create(meta["namespace"], "sandboxes", {
+        "metadata": {"name": "shell-0", "labels": {"dockside.dev/pool": "shell", "dockside.dev/claim": meta["name"]}},
+        "spec": {"image": "dockside.dev/busybox:local", "commandEnv": obj["spec"].get("env", [])}})
+    observe(obj)
+    obj["status"].update(sandboxName="shell-0", start="Warm")
+    set_condition(obj, "Ready", "True", "Claimed", "Sandbox shell-0 is Ready")
+
+
+class ClaimTest(unittest.TestCase):
+    def test_claim_takes_a_warm_sandbox_with_its_env_and_deleting_it_deletes_the_claim(self):
+        api = StubApi(pool_agent)
+        with Sandbox.claim("shell", env={"TASK_ID": 42}, labels={"team": "data"}, namespace="team", api=api,
+                           ready_timeout=5) as sbx:
+            self.assertEqual((sbx.name, sbx.start_kind), ("shell-0", "Warm"))
+            body = api.calls[0][3]
+            self.assertEqual(body["kind"], "SandboxClaim")
+            self.assertEqual(body["metadata"], {"generateName": "shell-"})
+            self.assertEqual(body["spec"], {"poolRef": {"name": "shell"}, "env": [{"name": "TASK_ID", "value": "42"}],
+                                            "labels": {"team": "data"}})
+            self.assertEqual(api.objects[("sandboxes", "shell-0")]["spec"]["commandEnv"],
+                             [{"name": "TASK_ID", "value": "42"}])
+        self.assertEqual(api.objects, {}, "the claim deleted, and its Sandbox with it")
+        self.assertEqual(api.verbs("sandboxes"), [("create", "shell-0")], "the claim, not the client, deletes it")
+        self.assertIn(("delete", next(name for verb, name in api.verbs("sandboxclaims") if verb == "create")),
+                      api.verbs("sandboxclaims"))
+
+    def test_a_claim_that_cannot_be_met_says_why_and_is_deleted(self):
+        def refusing(api, plural, obj):
+            observe(obj)
+            set_condition(obj, "Stalled", "True", "OverrideNotAllowed", "the claim sets Labels, which the template refuses")
+
+        api = StubApi(refusing)
+        with self.assertRaises(SandboxFailed) as caught:
+            Sandbox.claim("shell", name="task", labels={"team": "data"}, namespace="team", api=api, ready_timeout=5)
+        self.assertEqual(caught.exception.reason, "OverrideNotAllowed")
+        self.assertEqual(api.calls[0][3]["metadata"], {"name": "task"})
+        self.assertEqual(api.objects, {})
+
+
 class AsyncSandboxTest(unittest.TestCase):
     def test_async_with_starts_pauses_and_deletes(self):
         api = StubApi(healthy_agent)
