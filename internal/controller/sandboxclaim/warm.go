@@ -39,8 +39,9 @@ func (r *Reconciler) bindWarm(ctx context.Context, claim *dsv1alpha1.SandboxClai
 			return true, nil
 		}
 		if apierrors.IsForbidden(err) {
-			// The confinement policy does not let agents bind claims yet (docs/status.md): start one cold.
-			ctrl.LoggerFrom(ctx).Info("Binding a warm Sandbox was refused; the claim gets a cold start", "sandbox", sbx.Name)
+			// A confinement policy older than the claim binding's exception (docs/deploy.md, "Agents: each
+			// confined to its node") refuses it: start one cold rather than leave the claim waiting.
+			ctrl.LoggerFrom(ctx).Info("Binding a warm Sandbox was refused; the claim gets a cold start", "sandbox", sbx.Name, "reason", err.Error())
 			return false, nil
 		}
 		if err != nil {

@@ -14,11 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/status"
+	"github.com/dockside-dev/dockside/internal/templates"
 )
 
 const (
@@ -29,7 +31,9 @@ const (
 )
 
 // confinementTest is the label of what these specs create, so that cleanup finds it.
-var confinementTest = map[string]string{"dockside.dev/test": "confinement"}
+var confinementTest = map[string]string{confinementTestKey: "confinement"}
+
+const confinementTestKey = "dockside.dev/test"
 
 // clientAs is a client of the cluster as the given identity, through impersonation by the admin.
 func clientAs(id rest.ImpersonationConfig) client.Client {
@@ -257,6 +261,78 @@ func confinementSpecs() {
 		})).To(Succeed(), "its own agent, back, says so")
 	})
 
+	It("lets an agent bind a claim to a warm Sandbox of a pool on its node, and nothing broader", func() {
+		tpl := &dsv1alpha1.SandboxTemplate{ObjectMeta: metav1.ObjectMeta{Name: "tpl"},
+			Spec: dsv1alpha1.SandboxTemplateSpec{Sandbox: dsv1alpha1.SandboxSpec{Image: "dockside.dev/busybox:local", ActiveDeadlineSeconds: ptr.To[int64](600)}}}
+		made(tpl, nil)
+		pool := &dsv1alpha1.SandboxWarmPool{ObjectMeta: metav1.ObjectMeta{Name: "pool"},
+			Spec: dsv1alpha1.SandboxWarmPoolSpec{TemplateRef: dsv1alpha1.LocalObjectReference{Name: tpl.Name}, Replicas: 1}}
+		made(pool, nil)
+		claim := &dsv1alpha1.SandboxClaim{ObjectMeta: metav1.ObjectMeta{Name: "task"}, Spec: dsv1alpha1.SandboxClaimSpec{
+			PoolRef: dsv1alpha1.LocalObjectReference{Name: pool.Name}, Env: []dsv1alpha1.ExecutionEnvVar{{Name: "TASK_ID", Value: "42"}},
+			Labels: map[string]string{"team": "data"}, Lifecycle: dsv1alpha1.LifecyclePaused}}
+		made(claim, nil)
+		// warm is a Sandbox of the pool bound to node, as the pool reconciler makes it (and the admin binds it).
+		warm := func(name, node string) *dsv1alpha1.Sandbox {
+			sbx := templates.Warm(pool, tpl, name, templates.Hash(tpl))
+			sbx.Spec.NodeName = node
+			sbx.Labels[confinementTestKey] = confinementTest[confinementTestKey]
+			Expect(admin.Create(ctx, sbx)).To(Succeed())
+			return sbx
+		}
+		// binding is the claim reconciler's write, then more.
+		binding := func(more func(*dsv1alpha1.Sandbox)) func(client.Object) {
+			return func(o client.Object) {
+				sbx := o.(*dsv1alpha1.Sandbox)
+				templates.Claim(sbx, claim, tpl, &metav1.Time{Time: time.Now()})
+				more(sbx)
+			}
+		}
+		asIs := func(*dsv1alpha1.Sandbox) {}
+		onA, onB, unbound := warm("pool-0", nodeA), warm("pool-1", nodeB), warm("pool-2", "")
+		plain := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Name: "on-" + nodeA, Namespace: confinedNamespace}}
+
+		notWarm := ContainSubstring("may bind to a SandboxClaim only a warm Sandbox of a pool bound to its node")
+		Expect(write(agentA, onB, false, binding(asIs))).To(MatchError(ContainSubstring(
+			"the agent of node node-a may not change Sandbox confinement/pool-1: it belongs to node node-b")))
+		Expect(write(agentA, unbound, false, binding(asIs))).To(MatchError(notWarm), "an unbound member")
+		Expect(write(agentA, plain, false, binding(asIs))).To(MatchError(notWarm), "a Sandbox of no pool")
+		Expect(write(agentA, onA, false, binding(func(s *dsv1alpha1.Sandbox) {
+			s.OwnerReferences = append(s.OwnerReferences, *metav1.NewControllerRef(pool, dsv1alpha1.GroupVersion.WithKind("SandboxWarmPool")))
+			s.OwnerReferences[1].Controller = ptr.To(false)
+		}))).To(MatchError(notWarm), "the pool kept as a second owner")
+		Expect(write(agentA, onA, false, binding(func(s *dsv1alpha1.Sandbox) { s.OwnerReferences[0].Name = "another" }))).To(
+			MatchError(notWarm), "a claim other than the label's as owner")
+		Expect(write(agentA, onA, false, binding(func(s *dsv1alpha1.Sandbox) { s.Spec.Image = "dockside.dev/python:local" }))).To(
+			MatchError(ContainSubstring("may not change the spec of Sandbox confinement/pool-0")))
+		Expect(write(agentA, onA, false, binding(func(s *dsv1alpha1.Sandbox) { s.Spec.Services = []string{"db"} }))).To(
+			MatchError(ContainSubstring("may not change the spec of Sandbox confinement/pool-0")))
+		for what, change := range map[string]func(*dsv1alpha1.Sandbox){
+			"a label of Dockside's": func(s *dsv1alpha1.Sandbox) { s.Labels["dockside.dev/node"] = nodeB },
+			"the pool's label":      func(s *dsv1alpha1.Sandbox) { s.Labels[dsv1alpha1.LabelTemplateHash] = "forged" },
+			"a label removed":       func(s *dsv1alpha1.Sandbox) { delete(s.Labels, confinementTestKey) },
+			"an annotation":         func(s *dsv1alpha1.Sandbox) { s.Annotations = map[string]string{"x": "y"} },
+		} {
+			Expect(write(agentA, onA, false, binding(change))).To(MatchError(ContainSubstring(
+				"may not change the labels or annotations of Sandbox confinement/pool-0")), what)
+		}
+
+		Expect(write(agentA, onA, false, binding(asIs))).To(Succeed())
+		Expect(admin.Get(ctx, client.ObjectKeyFromObject(onA), onA)).To(Succeed())
+		Expect(onA.Labels).To(HaveKeyWithValue(dsv1alpha1.LabelClaim, claim.Name))
+		Expect(onA.Labels).To(HaveKeyWithValue("team", "data"))
+		Expect(metav1.GetControllerOf(onA).UID).To(Equal(claim.UID))
+		Expect(onA.Spec.CommandEnv).To(Equal(claim.Spec.Env))
+		Expect(onA.Spec.Lifecycle).To(Equal(dsv1alpha1.LifecyclePaused))
+
+		// Bound, it is the claim's: no second binding, no change of what the first one set.
+		Expect(write(agentA, onA, false, func(o client.Object) {
+			o.(*dsv1alpha1.Sandbox).Spec.CommandEnv = []dsv1alpha1.ExecutionEnvVar{{Name: "LD_PRELOAD", Value: "/tmp/x.so"}}
+		})).To(MatchError(ContainSubstring("may not change the spec of Sandbox confinement/pool-0")))
+		Expect(write(agentA, onA, false, func(o client.Object) { o.SetLabels(map[string]string{dsv1alpha1.LabelClaim: "other"}) })).To(
+			MatchError(ContainSubstring("may not change the labels or annotations of Sandbox confinement/pool-0")))
+	})
+
 	It("refuses the agent's ServiceAccount with a token that names no node", func() {
 		onA := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Name: "on-" + nodeA, Namespace: confinedNamespace}}
 		Expect(write(nodeless, onA, true, sandboxStatus)).To(MatchError(ContainSubstring(
@@ -268,7 +344,8 @@ func confinementSpecs() {
 // controller and no agent to let them go.
 func cleanUpConfinement(admin client.Client) {
 	ctx := context.Background()
-	for _, list := range []client.ObjectList{&dsv1alpha1.SandboxList{}, &dsv1alpha1.SandboxServiceList{}, &dsv1alpha1.CheckpointList{}, &dsv1alpha1.ExecutionList{}} {
+	for _, list := range []client.ObjectList{&dsv1alpha1.SandboxList{}, &dsv1alpha1.SandboxServiceList{}, &dsv1alpha1.CheckpointList{},
+		&dsv1alpha1.ExecutionList{}, &dsv1alpha1.SandboxClaimList{}, &dsv1alpha1.SandboxWarmPoolList{}, &dsv1alpha1.SandboxTemplateList{}} {
 		Expect(admin.List(ctx, list, client.InNamespace(confinedNamespace), client.MatchingLabels(confinementTest))).To(Succeed())
 		Expect(meta.EachListItem(list, func(o runtime.Object) error {
 			obj := o.(client.Object)
