@@ -200,13 +200,13 @@ func copyOut(ctx context.Context, c *filesClient, req copyRequest) error {
 		return err
 	}
 	dir := info.Type == "dir" || (info.Type == "symlink" && isRemoteDir(ctx, c, info.Link))
-	resp, err := c.get(ctx, req.remote, dir)
+	body, err := c.get(ctx, req.remote, dir)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer body.Close()
 	if req.local == "-" {
-		if _, err := io.Copy(os.Stdout, resp.Body); err != nil {
+		if _, err := io.Copy(os.Stdout, body); err != nil {
 			return fmt.Errorf("copying %s:%s to standard output: %w", req.sandbox, req.remote, err)
 		}
 		return nil
@@ -216,22 +216,20 @@ func copyOut(ctx context.Context, c *filesClient, req copyRequest) error {
 		dst = filepath.Join(dst, path.Base(req.remote))
 	}
 	if dir {
-		return extractTar(resp.Body, dst)
+		return extractTar(body, dst)
 	}
-	return writeLocal(dst, resp.Body, resp.ContentLength, fileModeOf(info.Mode))
+	return writeLocal(dst, body, fileModeOf(info.Mode))
 }
 
-// writeLocal writes a copied file atomically: a temporary file beside dst, renamed over it once whole.
-func writeLocal(dst string, r io.Reader, size int64, mode fs.FileMode) error {
+// writeLocal writes a copied file atomically: a temporary file beside dst, renamed over it once whole (r
+// ends with io.EOF only once the agent said the file arrived whole).
+func writeLocal(dst string, r io.Reader, mode fs.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".dockside-*")
 	if err != nil {
 		return fmt.Errorf("writing the copy: %w", err)
 	}
 	n, err := io.Copy(tmp, r)
-	switch {
-	case err == nil && size >= 0 && n != size:
-		err = fmt.Errorf("the copy of %s ended after %d of %d bytes", dst, n, size)
-	case err != nil:
+	if err != nil {
 		err = fmt.Errorf("the copy of %s broke off after %d bytes: %w", dst, n, err)
 	}
 	if err == nil {

@@ -147,3 +147,24 @@ func tarBytes(t *testing.T, link, target, file string) []byte {
 	g.Expect(tw.Close()).To(Succeed())
 	return buf.Bytes()
 }
+
+// brokenReader sends n bytes, then fails.
+type brokenReader struct{ n int }
+
+func (b *brokenReader) Read(p []byte) (int, error) {
+	if b.n == 0 {
+		return 0, errors.New("the disk went away")
+	}
+	n := min(len(p), b.n)
+	b.n -= n
+	return n, nil
+}
+
+func TestCopyInThatBreaksOffLeavesNothing(t *testing.T) {
+	g, ctx, c := NewWithT(t), context.Background(), filesServer(t)
+	err := c.put(ctx, "/workspace/half", &brokenReader{n: 300 << 10}, 600<<10, "", false)
+	g.Expect(err).To(MatchError(ContainSubstring("the disk went away")))
+	items, err := c.list(ctx, "/workspace")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(items).To(BeEmpty())
+}

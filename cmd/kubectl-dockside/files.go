@@ -18,6 +18,7 @@ import (
 // filesClient speaks to one Sandbox's files subresource (subresources.dockside.dev, see
 // docs/design/dataplane-files.md) through the API server, with the kubeconfig's credentials.
 type filesClient struct {
+	cfg     *rest.Config
 	http    *http.Client
 	base    *url.URL // .../namespaces/NS/sandboxes/NAME/files
 	sandbox string
@@ -33,6 +34,7 @@ func newFilesClient(cfg *rest.Config, ns, sandbox string) (*filesClient, error) 
 		return nil, fmt.Errorf("making the API client: %w", err)
 	}
 	return &filesClient{
+		cfg:     cfg,
 		http:    hc,
 		base:    base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", sandbox, "files"),
 		sandbox: sandbox,
@@ -84,8 +86,14 @@ func (c *filesClient) failure(resp *http.Response, p string) error {
 	if msg == "" {
 		msg = resp.Status
 	}
+	return c.statusFailure(resp.StatusCode, msg, p)
+}
+
+// statusFailure is the error of a failure the server answered with code and msg: a full mount (507) exits
+// with exitTooLarge, a missing path is a notFoundError.
+func (c *filesClient) statusFailure(code int, msg, p string) error {
 	err := fmt.Errorf("%s:%s: %s", c.sandbox, p, msg)
-	switch resp.StatusCode {
+	switch code {
 	case http.StatusInsufficientStorage:
 		return &exitError{code: exitTooLarge, err: err}
 	case http.StatusNotFound:
@@ -133,7 +141,7 @@ func (c *filesClient) mkdirAll(ctx context.Context, p string) error {
 }
 
 // put sends body (of size bytes, -1 unknown) as the file p with mode, or as a tar stream into the directory
-// p with tar.
+// p with tar, over an upgraded connection (transfer.go).
 func (c *filesClient) put(ctx context.Context, p string, body io.Reader, size int64, mode string, tar bool) error {
 	q := url.Values{"path": {p}}
 	if mode != "" {
@@ -142,19 +150,15 @@ func (c *filesClient) put(ctx context.Context, p string, body io.Reader, size in
 	if tar {
 		q.Set("op", "tar")
 	}
-	resp, err := c.do(ctx, http.MethodPut, q, body, size)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body) // the answer's stat; read so that the connection is reused
-	return resp.Body.Close()              //nolint:wrapcheck // closing a read body: no error worth a word
+	return c.send(ctx, q, body, size)
 }
 
-// get streams the file p, or the directory p as a tar stream with tar; the caller closes the body.
-func (c *filesClient) get(ctx context.Context, p string, tar bool) (*http.Response, error) {
+// get streams the file p, or the directory p as a tar stream with tar, over an upgraded connection; reading
+// it to io.EOF means it arrived whole. The caller closes it.
+func (c *filesClient) get(ctx context.Context, p string, tar bool) (io.ReadCloser, error) {
 	q := url.Values{"path": {p}}
 	if tar {
 		q.Set("op", "tar")
 	}
-	return c.do(ctx, http.MethodGet, q, nil, 0)
+	return c.receive(ctx, q)
 }

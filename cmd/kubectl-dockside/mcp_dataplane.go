@@ -51,11 +51,7 @@ func (d apiDataPlane) Read(ctx context.Context, ns, sandbox, p string) (io.ReadC
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.get(ctx, p, false)
-	if err != nil {
-		return nil, err
-	}
-	return resp.Body, nil
+	return c.get(ctx, p, false)
 }
 
 func (d apiDataPlane) Write(ctx context.Context, ns, sandbox, p string, data []byte, mode string) error {

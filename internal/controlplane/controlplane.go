@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +28,9 @@ type Options struct {
 	// Dataplane, when set, starts kube-apiserver as the front proxy of the agents' aggregated API and
 	// registers its APIService (dataplane.go).
 	Dataplane *Dataplane
+	// RequestTimeout, when set, is kube-apiserver's --request-timeout (its default is 60 s); tests shorten
+	// it to show what outlives it.
+	RequestTimeout time.Duration
 }
 
 // ControlPlane is a running etcd and kube-apiserver.
@@ -52,6 +56,9 @@ func Start(opts Options) (*ControlPlane, error) {
 			return nil, fmt.Errorf("control plane data folder: %w", err)
 		}
 		env.ControlPlane.Etcd = &envtest.Etcd{DataDir: opts.DataDir}
+	}
+	if opts.RequestTimeout > 0 {
+		env.ControlPlane.GetAPIServer().Configure().Set("request-timeout", opts.RequestTimeout.String())
 	}
 	var caBundle []byte
 	if opts.Dataplane != nil {

@@ -52,6 +52,10 @@ class Api:
         return self._wire.request(method, namespace, name, "files", params, body=body, headers=headers,
                                   timeout=timeout)
 
+    def files_transfer(self, namespace, name, method, params):
+        """A files call on the Sandbox over an upgraded connection (dataplane.Transfer)."""
+        return self._wire.transfer(namespace, name, method, params)
+
     def get(self, namespace, plural, name):
         return self._call(self._custom.get_namespaced_custom_object, GROUP, VERSION, namespace, plural, name,
                           missing=(404,))

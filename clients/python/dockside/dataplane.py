@@ -2,14 +2,15 @@
 authenticates, authorizes (RBAC on sandboxes/exec and sandboxes/files), audits and proxies to the agent
 (docs/design/dataplane.md, dataplane-files.md). Exec is Kubernetes' WebSocket channel protocol, opened with the
 Kubernetes client's own stream module (its TLS, client certificates, proxy and bearer token); files are plain
-HTTP through the client's connection pool, streamed both ways."""
+HTTP through the client's connection pool, and a large body travels over a connection upgraded the same way
+(Transfer), which the API server's request timeout does not cut."""
 
 import json
 from urllib.parse import quote, urlencode
 
 from kubernetes.stream import ws_client
 from urllib3.exceptions import HTTPError
-from websocket import WebSocketBadStatusException, WebSocketException
+from websocket import ABNF, WebSocketBadStatusException, WebSocketException
 
 from .errors import ApiError
 
@@ -17,6 +18,10 @@ GROUP = "subresources.dockside.dev"
 VERSION = "v1alpha1"
 # v5 is v4 plus a CLOSE signal that ends the command's stdin while its output goes on.
 EXEC_PROTOCOL = "v5.channel.k8s.io"
+# An upgraded files call: binary messages carry the body, "end" ends an upload, and the agent's last message
+# (text) is its outcome, a FileInfo or a Status (docs/design/dataplane-files.md).
+FILES_PROTOCOL = "v1.files.dockside.dev"
+END_OF_BODY = "end"
 
 
 def path(namespace, name, subresource):
@@ -63,15 +68,30 @@ class Wire:
         except (WebSocketException, OSError) as exc:
             raise ApiError("ApiUnreachable", f"the exec stream could not be opened: {exc}") from None
 
-    def _refusal(self, namespace, name, query, code):
+    def transfer(self, namespace, name, method, params):
+        """A Transfer of the files call (method, params) over an upgraded connection. A WebSocket handshake is a
+        GET: the call names its method in the query. A refusal raises ApiError in the server's words."""
+        query = list(params) + ([("method", method)] if method != "GET" else [])
+        url = ws_client.get_websocket_url(self._client.configuration.host + path(namespace, name, "files"), query)
+        headers = dict(self._auth_headers(), **{"sec-websocket-protocol": FILES_PROTOCOL})
+        try:
+            return Transfer(ws_client.create_websocket(self._client.configuration, url, headers))
+        except WebSocketBadStatusException as exc:
+            # The same call without the upgrade runs the same checks and says why; past them it is refused
+            # before it moves a body (an upload named by method= needs the upgrade).
+            raise self._refusal(namespace, name, query, exc.status_code, "files") from None
+        except (WebSocketException, OSError) as exc:
+            raise ApiError("ApiUnreachable", f"the files call could not be opened: {exc}") from None
+
+    def _refusal(self, namespace, name, query, code, subresource="exec"):
         pairs = [(k, a) for k, v in query for a in (v if isinstance(v, list) else [v])]
         try:
-            resp = self.request("GET", namespace, name, "exec", pairs, check=False)
+            resp = self.request("GET", namespace, name, subresource, pairs, check=False)
             body = resp.read()
             resp.release_conn()
         except ApiError:
             body = b""
-        return status_error(code, body, f"the exec stream was refused with HTTP {code}")
+        return status_error(code, body, f"the {subresource} call was refused with HTTP {code}")
 
     def request(self, method, namespace, name, subresource, params, body=None, headers=None, timeout=None,
                 check=True):
@@ -91,3 +111,63 @@ class Wire:
             resp.release_conn()
             raise status_error(resp.status, data, f"HTTP {resp.status}")
         return resp
+
+
+class Transfer:
+    """One upgraded files call: send() the body's blocks and end(), or iterate blocks(); both end with the
+    agent's outcome, whose failure raises ApiError."""
+
+    def __init__(self, ws):
+        self._ws = ws
+
+    def send(self, block):
+        try:
+            self._ws.send_binary(block)
+        except (WebSocketException, OSError):
+            self.outcome()  # the agent ended the call (a full mount): its outcome says why
+            raise
+
+    def end(self):
+        """Ends the upload and returns the agent's answer (a FileInfo's JSON)."""
+        self._ws.send(END_OF_BODY)
+        return self.outcome()
+
+    def blocks(self):
+        """The body's blocks as they come; the agent's Success ends them, anything else raises."""
+        try:
+            while True:
+                opcode, data = self._next()
+                if opcode != ABNF.OPCODE_BINARY:
+                    self._answer(data)
+                    return
+                yield data
+        finally:
+            self.close()
+
+    def outcome(self):
+        try:
+            while True:
+                opcode, data = self._next()
+                if opcode != ABNF.OPCODE_BINARY:
+                    return self._answer(data)
+        finally:
+            self.close()
+
+    def _next(self):
+        try:
+            opcode, data = self._ws.recv_data()
+        except (WebSocketException, OSError) as exc:
+            raise ApiError("BrokenOff", f"the connection broke off before the agent said how the call ended: {exc}") from None
+        if opcode == ABNF.OPCODE_CLOSE:
+            raise ApiError("BrokenOff", "the connection closed before the agent said how the call ended")
+        return opcode, data
+
+    @staticmethod
+    def _answer(data):
+        answer = json.loads(data)
+        if answer.get("kind") == "Status" and answer.get("status") != "Success":
+            raise status_error(answer.get("code", 500), data, "Failure")
+        return answer
+
+    def close(self):
+        self._ws.close()

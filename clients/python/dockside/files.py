@@ -2,6 +2,8 @@
 list, stat, remove, make a directory, and directories in and out as tar streams. Bodies stream both ways; none
 is held whole in memory except what read() returns."""
 
+import io
+import itertools
 import json
 import os
 import posixpath
@@ -14,6 +16,9 @@ from .errors import ApiError
 
 BLOCK = 1 << 20  # bytes per read of a streamed body
 TIMEOUT = 300  # seconds without a byte before a transfer is given up (the agent spools bodies to disk first)
+# A body larger than this, or of unknown length, and every read travel over an upgraded connection, which the
+# API server's --request-timeout (60 s by default) does not cut; a small write stays one plain request.
+PLAIN_BODY = 1 << 20
 
 
 class FileInfo:
@@ -47,7 +52,7 @@ class Files:
         file larger than memory; read it to the end or close it)."""
         if format not in ("text", "bytes", "stream"):
             raise ValueError(f'format={format!r}: "text", "bytes" or "stream"')
-        blocks = self._blocks(self._call("GET", [("path", path)]))
+        blocks = self._api.files_transfer(self._namespace, self._name, "GET", [("path", path)]).blocks()
         if format == "stream":
             return blocks
         data = b"".join(blocks)
@@ -60,7 +65,7 @@ class Files:
         params = [("path", path)] + ([("mode", f"{mode:04o}")] if mode is not None else [])
         if isinstance(data, str):
             data = data.encode("utf-8")
-        return self._info(path, self._call("PUT", params, body=data, headers=length_header(data)))
+        return self._put(path, params, data, length_header(data))
 
     def stat(self, path):
         """FileInfo of what is at path (a last symlink not followed); ApiError NotFound when nothing is."""
@@ -105,21 +110,39 @@ class Files:
                     tar.add(os.path.join(local_dir, entry), arcname=entry)
             spool.seek(0)
             self.make_dir(remote_dir)
-            resp = self._call("PUT", [("op", "tar"), ("path", remote_dir)], body=spool,
-                              headers=length_header(spool, "application/x-tar"))
-            return self._info(remote_dir, resp)
+            return self._put(remote_dir, [("op", "tar"), ("path", remote_dir)], spool,
+                             length_header(spool, "application/x-tar"))
 
     def download(self, remote_dir, local_dir):
         """Copies remote_dir's contents into local_dir (made when missing) from one tar stream, as it arrives.
         Every entry must land inside local_dir (no absolute names, no .., no link leading out); permission
         bits are kept, owners and set-uid bits are not. Returns the local paths written."""
         os.makedirs(local_dir, exist_ok=True)
-        resp = self._call("GET", [("op", "tar"), ("path", remote_dir)])
+        blocks = self._api.files_transfer(self._namespace, self._name, "GET", [("op", "tar"), ("path", remote_dir)]).blocks()
         try:
-            with tarfile.open(fileobj=resp, mode="r|") as tar:
-                return [extract(tar, member, local_dir) for member in tar]
+            with tarfile.open(fileobj=BlockReader(blocks), mode="r|") as tar:
+                written = [extract(tar, member, local_dir) for member in tar]
+            for _ in blocks:
+                pass  # the archive's padding, then the agent's outcome: a failure raises
+            return written
         finally:
-            resp.release_conn()
+            blocks.close()
+
+    def _put(self, path, params, body, headers):
+        """PUTs body (bytes or a binary file object): plainly when small, else over an upgraded connection,
+        block by block; a body cut short there leaves nothing written. Returns the FileInfo answered."""
+        length = headers.get("Content-Length")
+        if length is not None and int(length) <= PLAIN_BODY:
+            return self._info(path, self._call("PUT", params, body=body, headers=headers))
+        transfer = self._api.files_transfer(self._namespace, self._name, "PUT",
+                                            params + ([("length", length)] if length is not None else []))
+        view = memoryview(body) if isinstance(body, (bytes, bytearray)) else None
+        for offset in itertools.count(0, BLOCK):
+            block = view[offset:offset + BLOCK] if view is not None else body.read(BLOCK)
+            if not block:
+                break
+            transfer.send(block)
+        return FileInfo(posixpath.dirname(path), transfer.end())
 
     def _call(self, method, params, body=None, headers=None):
         return self._api.files(self._namespace, self._name, method, params, body=body, headers=headers,
@@ -137,6 +160,25 @@ class Files:
 
     def _info(self, path, resp):
         return FileInfo(posixpath.dirname(path), json.loads(self._read_all(resp)))
+
+
+class BlockReader(io.RawIOBase):
+    """A binary file over an iterator of bytes blocks, for tarfile's streamed mode."""
+
+    def __init__(self, blocks):
+        self._blocks, self._rest = blocks, b""
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        while not self._rest:
+            self._rest = next(self._blocks, b"")
+            if not self._rest:
+                return 0
+        n = min(len(buf), len(self._rest))
+        buf[:n], self._rest = self._rest[:n], self._rest[n:]
+        return n
 
 
 def length_header(body, content_type="application/octet-stream"):

@@ -154,3 +154,53 @@ class RealSocketTest(unittest.TestCase):
             self.sandbox(server).commands.run("true")
         self.assertEqual([m for m, _, _ in server.requests], ["GET", "GET"])
         self.assertEqual(server.requests[1][2].get("upgrade"), None)  # the second one asks for the Status only
+
+
+class FilesTransferWireTest(unittest.TestCase):
+    """sbx.files over an upgraded connection against a real socket: binary messages, "end", the outcome."""
+
+    sandbox = RealSocketTest.sandbox
+
+    @staticmethod
+    def answer(conn, obj, data=()):
+        for block in data:
+            conn.sock.sendall(ABNF(1, 0, 0, 0, ABNF.OPCODE_BINARY, 0, block).format())
+        conn.sock.sendall(ABNF(1, 0, 0, 0, ABNF.OPCODE_TEXT, 0, json.dumps(obj).encode()).format())
+
+    def test_a_large_write_goes_in_binary_messages_ended_by_end(self):
+        got = []
+
+        def agent(conn):
+            while True:
+                opcode, payload = conn.recv()
+                if opcode != ABNF.OPCODE_BINARY:
+                    got.append(payload)
+                    break
+                got.append(len(payload))
+            self.answer(conn, {"name": "big", "size": 3 << 20, "mode": "0644", "type": "file"})
+
+        server = ExecServer(agent)
+        info = self.sandbox(server).files.write("/workspace/big", os.urandom(3 << 20))
+        self.assertEqual((info.path, info.size), ("/workspace/big", 3 << 20))
+        self.assertEqual(got, [1 << 20, 1 << 20, 1 << 20, b"end"])
+        method, target, headers = server.requests[0]
+        self.assertEqual((method, target), ("GET", BASE + "/files?path=%2Fworkspace%2Fbig&length=3145728&method=PUT"))
+        self.assertEqual(headers["sec-websocket-protocol"], "v1.files.dockside.dev")
+
+    def test_a_read_is_whole_only_with_the_agents_success(self):
+        server = ExecServer(lambda conn: self.answer(conn, {"kind": "Status", "status": "Success"}, [b"ab", b"c"]))
+        self.assertEqual(self.sandbox(server).files.read("/workspace/f", format="bytes"), b"abc")
+        failure = status_body(500, "InternalError", "the body broke off after 2 of its 3 bytes")
+        server = ExecServer(lambda conn: self.answer(conn, failure, [b"ab"]))
+        with self.assertRaisesRegex(ApiError, "InternalError: the body broke off after 2 of its 3 bytes"):
+            self.sandbox(server).files.read("/workspace/f", format="bytes")
+        server = ExecServer(lambda conn: conn.sock.sendall(ABNF(1, 0, 0, 0, ABNF.OPCODE_BINARY, 0, b"ab").format()))
+        with self.assertRaisesRegex(ApiError, "BrokenOff"):
+            self.sandbox(server).files.read("/workspace/f", format="bytes")
+
+    def test_a_refused_upgrade_is_the_servers_status(self):
+        body = json.dumps(status_body(507, "InsufficientStorage", "/workspace/big (3MiB) is larger than the workspace: 1MiB")).encode()
+        server = ExecServer(refusal=(507, body))
+        with self.assertRaisesRegex(ApiError, r"InsufficientStorage: /workspace/big \(3MiB\) is larger"):
+            self.sandbox(server).files.write("/workspace/big", os.urandom(3 << 20))
+        self.assertEqual(server.requests[1][2].get("upgrade"), None)  # the second one asks for the Status only

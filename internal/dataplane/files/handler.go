@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 
+	"github.com/gorilla/websocket"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
@@ -37,7 +38,7 @@ type Handler struct {
 // Verb is the RBAC verb a request needs on sandboxes/files: get to read (read, stat, list, tar out), create
 // to change anything (write, mkdir, tar in, remove).
 func Verb(r *http.Request) string {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+	if m := methodOf(r); m == http.MethodGet || m == http.MethodHead {
 		return "get"
 	}
 	return "create"
@@ -47,6 +48,15 @@ func Verb(r *http.Request) string {
 // Kubernetes Status (see the package doc for the operations and docs/design/dataplane-files.md for the codes).
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, t Target) {
 	q := r.URL.Query()
+	if websocket.IsWebSocketUpgrade(r) || q.Has("method") {
+		tr, upgraded, err := newTransfer(w, r)
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		defer tr.finish()
+		w, r = tr, upgraded
+	}
 	p, err := cleanPath(q.Get("path"))
 	if err != nil {
 		writeStatus(w, err)

@@ -27,6 +27,10 @@ func (h *Handler) tarIn(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err := existingDir(dir, p); err != nil {
 		return err
 	}
+	// Refused before the body is read, in plain HTTP (an upgraded call switches protocols at its first read).
+	if err := tooLarge(r, t, m, "the archive", 2); err != nil {
+		return err
+	}
 	// Checked while spooled, so that a refused entry stops the archive before anything reaches the container.
 	// An archive may be twice the mount's size: its headers and padding take room the files do not.
 	checked := *r

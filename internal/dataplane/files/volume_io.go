@@ -81,6 +81,10 @@ func writeTemp(r *http.Request, root *os.File, m *Mount, dir, name string, mode 
 	}
 	b := &body{r: r.Body, size: r.ContentLength}
 	_, err = io.CopyBuffer(struct{ io.Writer }{f}, b, make([]byte, copyBuffer)) // not os.File's ReadFrom, whose buffer is small
+	var se *StatusError
+	if errors.As(err, &se) {
+		return nil, se
+	}
 	if short, got := b.cutShort(); short && !errors.Is(err, unix.ENOSPC) {
 		return nil, badRequest("the upload broke off after %d bytes; nothing was written", got)
 	}

@@ -34,7 +34,7 @@ import (
 const image = "dockside.dev/busybox:local"
 
 // runningSandbox makes a Sandbox that the API server reports Running on node, with its primary container
-// running in that node's fake daemon.
+// running in that node's fake daemon, its workspace mounted.
 func runningSandbox(ns, name, node string, lifecycle dsv1alpha1.Lifecycle) *dsv1alpha1.Sandbox {
 	ctx := context.Background()
 	sbx := &dsv1alpha1.Sandbox{
@@ -42,7 +42,7 @@ func runningSandbox(ns, name, node string, lifecycle dsv1alpha1.Lifecycle) *dsv1
 		Spec:       dsv1alpha1.SandboxSpec{Image: image, NodeName: node, Lifecycle: lifecycle},
 	}
 	Expect(k8s.Create(ctx, sbx)).To(Succeed())
-	sbx.Status.NodeName, sbx.Status.Phase = node, dsv1alpha1.SandboxRunning
+	sbx.Status.NodeName, sbx.Status.Phase, sbx.Status.TopologyGeneration = node, dsv1alpha1.SandboxRunning, 1
 	if lifecycle == dsv1alpha1.LifecyclePaused {
 		sbx.Status.Phase = dsv1alpha1.SandboxPaused
 	}
@@ -50,9 +50,13 @@ func runningSandbox(ns, name, node string, lifecycle dsv1alpha1.Lifecycle) *dsv1
 	names := topology.NamesOf(sbx)
 	d := nodes[node].driver
 	d.AddImage(image, dd.ImageInfo{})
-	_, err := d.EnsureContainer(ctx, dd.ContainerSpec{
+	w := topology.PrimaryWritable(sbx.Spec).Workspace
+	_, err := d.EnsureVolume(ctx, dd.VolumeSpec{Name: names.Workspace(), Owner: names.WorkspaceOwner(), Role: dsv1alpha1.RoleWorkspace, SizeBytes: w.SizeBytes})
+	Expect(err).NotTo(HaveOccurred())
+	_, err = d.EnsureContainer(ctx, dd.ContainerSpec{
 		Name: names.Primary(), Owner: names.Owner(), Role: dsv1alpha1.RolePrimary, Image: image,
 		Resources: dd.Resources{MemoryBytes: 64 << 20, NanoCPUs: 1e9, PIDs: 64},
+		Mounts:    []dd.VolumeMount{{Volume: names.Workspace(), Target: w.Target}},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(d.StartContainer(ctx, names.Primary())).To(Succeed())

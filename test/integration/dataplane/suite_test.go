@@ -29,11 +29,16 @@ import (
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/controlplane"
 	"github.com/dockside-dev/dockside/internal/dataplane"
+	"github.com/dockside-dev/dockside/internal/dataplane/files"
 	"github.com/dockside-dev/dockside/test/internal/envtestenv"
 	"github.com/dockside-dev/dockside/test/internal/loopback"
 )
 
 const leaseNamespace = "kube-system"
+
+// requestTimeout is kube-apiserver's --request-timeout here, short so that a files transfer outlives it
+// (files_test.go); every other call of the suite takes a fraction of it.
+const requestTimeout = 5 * time.Second
 
 var (
 	env      *envtestenv.Env
@@ -59,7 +64,9 @@ var _ = BeforeSuite(func() {
 	ports, err := loopback.FreePorts(2)
 	Expect(err).NotTo(HaveOccurred())
 	certDir = filepath.Join(GinkgoT().TempDir(), "pki")
-	env, err = envtestenv.Start(controlplane.Options{Dataplane: &controlplane.Dataplane{Port: int32(ports[0]), CertDir: certDir}})
+	env, err = envtestenv.Start(controlplane.Options{
+		Dataplane: &controlplane.Dataplane{Port: int32(ports[0]), CertDir: certDir}, RequestTimeout: requestTimeout,
+	})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
 	k8s = env.Client
@@ -89,6 +96,7 @@ func startNode(name, address string) *agentNode {
 		Client: k8s, Reader: k8s, Driver: n.driver, LeaseNamespace: leaseNamespace, AdvertiseAddress: address,
 		LeaseName:  func(node string) string { return "dockside-agent-" + node },
 		ServerName: "dockside-dataplane.dockside-system.svc", CaptureWait: 2 * time.Second, Log: logr.Discard(),
+		Files: &files.Handler{Driver: n.driver, SpoolDir: GinkgoT().TempDir()},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	done := make(chan error, 1)
