@@ -12,20 +12,26 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dockside-dev/dockside/internal/dataplane/files"
 )
 
 // filesMiB is the size of the file the files benchmark copies in and out.
 const filesMiB = 100
 
 // BenchmarkFiles uploads and downloads a 100 MiB random file through the files subresource (the API server,
-// the aggregated data plane, the agent, Docker's archive API) against `docker cp` of the same file into and
+// the aggregated data plane, the agent, the workspace's host side or Docker's archive API) over the
+// WebSocket upgrade against `docker cp` of the same file into and
 // out of the same Sandbox's primary in the same run, in MB/s; both copies must come back byte for byte.
 func BenchmarkFiles(b *testing.B) {
 	e := dockerEnv(b)
@@ -98,9 +104,10 @@ func BenchmarkFiles(b *testing.B) {
 
 func mbps(bytes int64, d time.Duration) *float64 { return num(float64(bytes) / 1e6 / d.Seconds()) }
 
-// filesURL is the files subresource of one Sandbox, reached with the benchmark's credentials.
+// filesURL is the files subresource of one Sandbox, reached with the benchmark's credentials; bodies travel
+// over the WebSocket upgrade, as the clients send them (docs/design/dataplane-files.md).
 type filesURL struct {
-	http *http.Client
+	cfg  *rest.Config
 	base *url.URL
 }
 
@@ -109,34 +116,19 @@ func newFilesURL(cfg *rest.Config, ns, name string) (*filesURL, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &filesURL{http: hc, base: base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", name, "files")}, nil
+	return &filesURL{cfg: cfg, base: base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", name, "files")}, nil
 }
 
-func (f *filesURL) do(ctx context.Context, method, p string, body io.Reader, size int64) (*http.Response, error) {
+// dial opens the upgraded call q as method; an API server without the data plane is errNotImplemented.
+func (f *filesURL) dial(ctx context.Context, method string, q url.Values) (*websocket.Conn, error) {
 	u := *f.base
-	u.RawQuery = url.Values{"path": {p}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
-	if err != nil {
-		return nil, err
-	}
-	req.ContentLength = size
-	resp, err := f.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode < 300 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	if resp.StatusCode == http.StatusNotFound && !strings.Contains(string(msg), `"Status"`) || resp.StatusCode == http.StatusServiceUnavailable {
+	u.RawQuery = q.Encode()
+	conn, err := files.Dial(ctx, f.cfg, u, method)
+	var se *files.StatusError
+	if errors.As(err, &se) && (se.Status.Code == http.StatusServiceUnavailable || se.Status.Code == http.StatusNotFound && se.Status.Reason == metav1.StatusReasonNotFound && !strings.HasPrefix(se.Status.Message, "/")) {
 		return nil, errNotImplemented
 	}
-	return nil, fmt.Errorf("%s %s: %s: %s", method, p, resp.Status, msg)
+	return conn, err
 }
 
 func (f *filesURL) upload(ctx context.Context, local, p string) error {
@@ -149,24 +141,25 @@ func (f *filesURL) upload(ctx context.Context, local, p string) error {
 	if err != nil {
 		return err
 	}
-	resp, err := f.do(ctx, http.MethodPut, p, file, st.Size())
+	conn, err := f.dial(ctx, http.MethodPut, url.Values{"path": {p}, "length": {strconv.FormatInt(st.Size(), 10)}})
 	if err != nil {
 		return err
 	}
-	return resp.Body.Close()
+	defer conn.Close()
+	return files.Send(conn, file)
 }
 
 func (f *filesURL) download(ctx context.Context, p, local string) error {
-	resp, err := f.do(ctx, http.MethodGet, p, nil, 0)
+	conn, err := f.dial(ctx, http.MethodGet, url.Values{"path": {p}})
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer conn.Close()
 	file, err := os.Create(local)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(file, resp.Body); err != nil {
+	if err := files.Outcome(conn, file); err != nil {
 		file.Close()
 		return err
 	}
