@@ -29,6 +29,7 @@ type env struct {
 	cp        *controlplane.ControlPlane
 	agent     *agentProcess
 	sandboxes *tracker
+	claims    *tracker
 	stopWatch context.CancelFunc
 	// namespaces the benchmarks made, so that what a failed one left is deleted at the end.
 	namespaces []string
@@ -123,7 +124,10 @@ func startControlPlane(dir, node string, dataplane *controlplane.Dataplane) (_ *
 	}
 	watchCtx, cancel := context.WithCancel(context.Background())
 	e.stopWatch = cancel
-	if e.sandboxes, err = newTracker(watchCtx, e.cfg); err != nil {
+	if e.sandboxes, err = newTracker(watchCtx, e.cfg, "Sandbox", &dsv1alpha1.Sandbox{}); err != nil {
+		return nil, err
+	}
+	if e.claims, err = newTracker(watchCtx, e.cfg, "SandboxClaim", &dsv1alpha1.SandboxClaim{}); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -175,8 +179,9 @@ func (e *env) applyAndWait(ctx context.Context, sbx *dsv1alpha1.Sandbox) (time.D
 	return at.Sub(start), nil
 }
 
-// deleteAll deletes every Sandbox, Checkpoint and SandboxService of ns and waits until the agent has let
-// them go, which it does only once Docker confirmed their removal.
+// deleteAll deletes every pool, claim, template, Sandbox, Checkpoint and SandboxService of ns (pools first,
+// so that none refills) and waits until the agent has let them go, which it does only once Docker confirmed
+// their removal.
 func (e *env) deleteAll(ctx context.Context, ns string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -184,6 +189,8 @@ func (e *env) deleteAll(ctx context.Context, ns string, timeout time.Duration) e
 		obj  client.Object
 		list client.ObjectList
 	}{
+		{&dsv1alpha1.SandboxWarmPool{}, &dsv1alpha1.SandboxWarmPoolList{}}, {&dsv1alpha1.SandboxClaim{}, &dsv1alpha1.SandboxClaimList{}},
+		{&dsv1alpha1.SandboxTemplate{}, &dsv1alpha1.SandboxTemplateList{}},
 		{&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxList{}}, {&dsv1alpha1.Checkpoint{}, &dsv1alpha1.CheckpointList{}}, {&dsv1alpha1.SandboxService{}, &dsv1alpha1.SandboxServiceList{}},
 	}
 	for _, k := range kinds {

@@ -7,20 +7,29 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
-// tracker notes when each Sandbox first reads Ready (or Stalled) as the API server's watch delivers it, so
-// that benchmarks time apply → Ready to the moment a watching client (kubectl wait, Flux) would see it,
-// without polling the API server they measure.
+// tracker notes when each object of one kind (Sandboxes, SandboxClaims) first reads Ready (or Stalled) as
+// the API server's watch delivers it, so that benchmarks time apply → Ready to the moment a watching client
+// (kubectl wait, Flux) would see it, without polling the API server they measure.
 type tracker struct {
+	kind string
 	mu   sync.Mutex
 	seen map[types.NamespacedName]*progress
+}
+
+// conditioned is an object of a kind whose status has conditions.
+type conditioned interface {
+	client.Object
+	StatusConditions() *[]metav1.Condition
 }
 
 type progress struct {
@@ -30,13 +39,14 @@ type progress struct {
 	stalled string // reason and message when it stalled instead
 }
 
-func newTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
+// newTracker watches every object of obj's kind, named kind in errors.
+func newTracker(ctx context.Context, cfg *rest.Config, kind string, obj conditioned) (*tracker, error) {
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
 	}
-	t := &tracker{seen: map[types.NamespacedName]*progress{}}
-	inf, err := c.GetInformer(ctx, &dsv1alpha1.Sandbox{})
+	t := &tracker{kind: kind, seen: map[types.NamespacedName]*progress{}}
+	inf, err := c.GetInformer(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +59,7 @@ func newTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
 	}
 	go func() { _ = c.Start(ctx) }()
 	if !c.WaitForCacheSync(ctx) {
-		return nil, fmt.Errorf("the Sandbox watch never synced")
+		return nil, fmt.Errorf("the %s watch never synced", t.kind)
 	}
 	return t, nil
 }
@@ -64,39 +74,40 @@ func (t *tracker) entry(key types.NamespacedName) *progress {
 }
 
 func (t *tracker) observe(obj any, at time.Time) {
-	sbx, ok := obj.(*dsv1alpha1.Sandbox)
+	o, ok := obj.(conditioned)
 	if !ok {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.entry(types.NamespacedName{Namespace: sbx.Namespace, Name: sbx.Name})
+	p := t.entry(client.ObjectKeyFromObject(o))
 	select {
 	case <-p.done:
 		return
 	default:
 	}
-	if meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionReady) {
+	conds := *o.StatusConditions()
+	if meta.IsStatusConditionTrue(conds, dsv1alpha1.ConditionReady) {
 		p.readyAt = at
 		close(p.done)
-	} else if c := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionStalled); c != nil && c.Status == "True" {
+	} else if c := meta.FindStatusCondition(conds, dsv1alpha1.ConditionStalled); c != nil && c.Status == "True" {
 		p.stalled = c.Reason + ": " + c.Message
 		close(p.done)
 	}
 }
 
-// observeDeletion notes that a Sandbox is gone from the API server, its finalizers released.
+// observeDeletion notes that an object is gone from the API server, its finalizers released.
 func (t *tracker) observeDeletion(obj any) {
 	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
-	sbx, ok := obj.(*dsv1alpha1.Sandbox)
+	o, ok := obj.(client.Object)
 	if !ok {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.entry(types.NamespacedName{Namespace: sbx.Namespace, Name: sbx.Name})
+	p := t.entry(client.ObjectKeyFromObject(o))
 	select {
 	case <-p.gone:
 	default:
@@ -113,7 +124,7 @@ func (t *tracker) waitGone(ctx context.Context, key types.NamespacedName) error 
 	case <-p.gone:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("Sandbox %s not gone: %w", key, ctx.Err())
+		return fmt.Errorf("%s %s not gone: %w", t.kind, key, ctx.Err())
 	}
 }
 
@@ -128,11 +139,11 @@ func (t *tracker) waitReady(ctx context.Context, key types.NamespacedName) (time
 		select {
 		case <-p.done: // it got there at the same moment
 		default:
-			return time.Time{}, fmt.Errorf("Sandbox %s not Ready: %w", key, ctx.Err())
+			return time.Time{}, fmt.Errorf("%s %s not Ready: %w", t.kind, key, ctx.Err())
 		}
 	}
 	if p.stalled != "" {
-		return time.Time{}, fmt.Errorf("Sandbox %s stalled: %s", key, p.stalled)
+		return time.Time{}, fmt.Errorf("%s %s stalled: %s", t.kind, key, p.stalled)
 	}
 	return p.readyAt, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dockside-dev/dockside/internal/controlplane"
 	"github.com/dockside-dev/dockside/test/internal/dockercli"
+	"github.com/dockside-dev/dockside/test/internal/loopback"
 )
 
 var (
@@ -25,6 +26,8 @@ var (
 	node  string
 	// dataplane is where the suite's agent serves exec, which kube-apiserver proxies to (dataplane_test.go).
 	dataplane controlplane.Dataplane
+	// agentMetrics is the URL of the suite agent's metrics, plain HTTP on loopback as make run serves them.
+	agentMetrics string
 )
 
 func TestE2E(t *testing.T) {
@@ -43,8 +46,11 @@ var _ = BeforeSuite(func() {
 		Expect(os.Setenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", controlPlaneStartTimeout)).To(Succeed())
 	}
 	dir := GinkgoT().TempDir()
-	dataplane = controlplane.Dataplane{Port: int32(freePort()), CertDir: filepath.Join(dir, "pki")}
-	var err error
+	ports, err := loopback.FreePorts(2)
+	Expect(err).NotTo(HaveOccurred())
+	dataplane = controlplane.Dataplane{Port: int32(ports[0]), CertDir: filepath.Join(dir, "pki")}
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	agentMetrics = "http://" + metricsAddr + "/metrics"
 	cp, err = controlplane.Start(controlplane.Options{
 		CRDDir:         filepath.Join("..", "..", "config", "crd", "bases"),
 		DataDir:        filepath.Join(dir, "etcd"),
@@ -54,7 +60,8 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	node = fmt.Sprintf("e2e-%d", time.Now().UnixNano()%1_000_000)
 	agent, err = startAgent(node, cp.Kubeconfig, filepath.Join(dir, "agent.log"),
-		fmt.Sprintf("--dataplane-bind-address=127.0.0.1:%d", dataplane.Port), "--dataplane-cert-dir="+dataplane.AgentCertDir())
+		fmt.Sprintf("--dataplane-bind-address=127.0.0.1:%d", dataplane.Port), "--dataplane-cert-dir="+dataplane.AgentCertDir(),
+		"--metrics-bind-address="+metricsAddr, "--metrics-secure=false")
 	Expect(err).NotTo(HaveOccurred())
 })
 
@@ -63,7 +70,9 @@ var _ = AfterSuite(func() {
 		return
 	}
 	if agent != nil {
-		// Deleting every object lets the agent clean Docker up in order; then nothing labelled may remain.
+		// Deleting every object lets the agent clean Docker up in order (pools first, so that none refills);
+		// then nothing labelled may remain.
+		_, _ = kubectl("delete", "sandboxwarmpools,sandboxclaims", "--all", "--all-namespaces")
 		_, _ = kubectl("delete", "sandboxes,checkpoints,sandboxservices", "--all", "--all-namespaces", "--wait", "--timeout=120s")
 		agent.stop()
 	}
