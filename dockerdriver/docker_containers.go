@@ -213,6 +213,9 @@ func containerInfo(c container.InspectResponse) ContainerInfo {
 		if c.HostConfig != nil && !c.HostConfig.NetworkMode.IsNone() {
 			info.Network = string(c.HostConfig.NetworkMode)
 		}
+		if c.HostConfig != nil && c.HostConfig.Init != nil {
+			info.Init = *c.HostConfig.Init
+		}
 	}
 	if c.Config != nil {
 		info.Image, info.Labels, info.User = c.Config.Image, c.Config.Labels, c.Config.User

@@ -35,6 +35,9 @@ type Driver interface {
 	// HostMemory reports the memory of the daemon's host in bytes (docker info's MemTotal), from which the
 	// agent's default allocatable memory is worked out; the agent asks once at start-up.
 	HostMemory(ctx context.Context) (int64, error)
+	// Init reports the daemon's init binary, which decides whether containers can run under it
+	// (ContainerSpec.Init); the agent asks once at start-up.
+	Init(ctx context.Context) (InitInfo, error)
 
 	// InspectImage reports whether an image is present locally and what it declares. Absent is not an error.
 	InspectImage(ctx context.Context, ref string) (ImageInfo, error)

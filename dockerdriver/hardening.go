@@ -52,6 +52,7 @@ func createRequest(node string, spec ContainerSpec, imageUser string) (*containe
 			Ulimits:    ulimits(),
 		},
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
+		Init:          withInit(spec.Init),
 
 		// Writes go to the mounts, each capped and counted, unless a capped writable layer was asked for.
 		ReadonlyRootfs: spec.WritableRootBytes == 0,
@@ -64,6 +65,14 @@ func createRequest(node string, spec ContainerSpec, imageUser string) (*containe
 		}}
 	}
 	return cfg, host, netCfg
+}
+
+// withInit asks for the daemon's init when the spec does, and otherwise leaves the daemon's default.
+func withInit(on bool) *bool {
+	if !on {
+		return nil
+	}
+	return &on
 }
 
 // writableLayer is the storage option capping a writable root file system's layer on the node's disk.

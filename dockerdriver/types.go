@@ -99,6 +99,13 @@ type ContainerSpec struct {
 	// then one stream (stderr joins stdout).
 	KeepStdinOpen bool
 
+	// Init runs the container's command under the daemon's init (docker run --init; docker-init, which is
+	// tini), as PID 1 that reaps every orphan. Without it the image's own PID 1 inherits the orphans of
+	// killed processes, and one that never waits for children it did not start (a session's shell) keeps
+	// them as zombies, each holding one of the container's pids until it stops. Ask it only of a daemon
+	// whose InitInfo says it has one: the start fails otherwise. False leaves the daemon's default.
+	Init bool
+
 	Resources Resources         // all three limits are required
 	Network   NetworkAttachment // zero value: network mode none
 	Mounts    []VolumeMount     // named Dockside volumes only
@@ -176,6 +183,7 @@ type ContainerInfo struct {
 	Network    string    // the Dockside network it is attached to, "" for none
 	IP         string    // its address on that network while running
 	User       string    // the uid[:gid] it runs as (see RunAs)
+	Init       bool      // its command runs under the daemon's init (see ContainerSpec.Init)
 	Labels     map[string]string
 }
 

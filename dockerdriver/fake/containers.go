@@ -83,7 +83,7 @@ func (f *Driver) EnsureContainer(ctx context.Context, spec dd.ContainerSpec) (dd
 		c := &container{spec: spec, rootfs: map[string]entry{}, info: dd.ContainerInfo{
 			Exists: true, ID: fmt.Sprintf("ctr%04d", f.nextID), Name: spec.Name, Image: spec.Image,
 			ImageID: f.images[spec.Image].ID, State: dd.StateCreated, Network: spec.Network.Name, Labels: want,
-			User: dd.RunAs(spec, f.images[spec.Image].User),
+			User: dd.RunAs(spec, f.images[spec.Image].User), Init: spec.Init,
 		}}
 		f.containers[spec.Name] = c
 		return c.snapshot(), nil
@@ -135,6 +135,9 @@ func (f *Driver) StartContainer(ctx context.Context, name string) error {
 			return struct{}{}, nil
 		case dd.StatePaused:
 			return struct{}{}, dd.NewError(dd.KindConflict, dd.PhaseStart, name, "the container is paused")
+		}
+		if c.spec.Init && f.noInit {
+			return struct{}{}, dd.NewError(dd.KindUncertain, dd.PhaseStart, name, "the daemon has no init binary")
 		}
 		c.info.State, c.info.ExitCode, c.info.OOMKilled = dd.StateRunning, 0, false
 		c.info.StartedAt, c.info.FinishedAt = time.Now(), time.Time{}

@@ -30,6 +30,7 @@ type Driver struct {
 	streams     []*stream
 	storage     dd.StorageInfo // what docker info would report; see SetStorage
 	noSeccomp   bool           // the daemon applies no seccomp profile; see SetSeccomp
+	noInit      bool           // the daemon has no init binary; see SetInit
 	hostMemory  int64          // docker info's MemTotal; see SetHostMemory
 }
 

@@ -14,6 +14,7 @@ const (
 	OpSecurity         Op = "Security"
 	OpStorage          Op = "Storage"
 	OpHostMemory       Op = "HostMemory"
+	OpInit             Op = "Init"
 	OpInspectImage     Op = "InspectImage"
 	OpPullImage        Op = "PullImage"
 	OpEnsureNetwork    Op = "EnsureNetwork"

@@ -71,6 +71,10 @@ func (d *instrumented) Storage(ctx context.Context) (dd.StorageInfo, error) {
 	return measure(d, ctx, "Storage", dd.PhaseConnect, 0, d.next.Storage)
 }
 
+func (d *instrumented) Init(ctx context.Context) (dd.InitInfo, error) {
+	return measure(d, ctx, "Init", dd.PhaseConnect, 0, d.next.Init)
+}
+
 func (d *instrumented) HostMemory(ctx context.Context) (int64, error) {
 	return measure(d, ctx, "HostMemory", dd.PhaseConnect, 0, d.next.HostMemory)
 }

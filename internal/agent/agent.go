@@ -278,6 +278,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err != nil {
 		return nil, err
 	}
+	primaryInit, err := nodeInit(ctx, opts.Driver, opts.DockerTimeout, ctrl.LoggerFrom(ctx).WithName("agent"))
+	if err != nil {
+		return nil, err
+	}
 	allocatable, err := allocatableMemory(ctx, opts.Driver, opts.DockerTimeout, opts.AllocatableMemory, ctrl.LoggerFrom(ctx).WithName("agent"))
 	if err != nil {
 		return nil, err
@@ -359,7 +363,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: recorder,
 		Options: sandbox.Options{
 			Node: opts.Node, Capacity: opts.Capacity, AllocatableMemory: allocatable, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
-			AllowRoot: opts.AllowRoot, RefuseUnrestricted: opts.RefuseUnrestricted, Storage: storage, EgressProxyPort: opts.EgressProxyPort,
+			AllowRoot: opts.AllowRoot, RefuseUnrestricted: opts.RefuseUnrestricted, Storage: storage, Init: primaryInit, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once
 		},

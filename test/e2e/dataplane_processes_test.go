@@ -83,6 +83,40 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 		dataPlaneServes(ns, "box")
 	})
 
+	// A background process lives in the primary: the container's pids limit (24) holds it and what it forks.
+	// Killed, its children fall to the primary's PID 1, the daemon's init, which reaps them: without it they
+	// stayed zombies of the session's shell, held the pids, and the next exec failed in runc (decision 0027).
+	It("counts a background process and its children against the Sandbox's pids", func() {
+		start := url.Values{"id": {"forks"}, "command": {"sh", "-c", "i=0; while [ $i -lt 40 ]; do sleep 600 & i=$((i+1)); done; echo forked; wait"}}
+		code, body := processes(ns, "box", "POST", "?"+start.Encode())
+		Expect(code).To(Equal(http.StatusCreated), body)
+		Eventually(func() string {
+			_, out := processes(ns, "box", "GET", "/forks/stderr")
+			return out
+		}).WithTimeout(2*time.Minute).Should(ContainSubstring("can't fork"), "the fork past the limit fails")
+		top, err := docker("top", onlyContainer(ns, "box", "primary"), "-o", "pid,args")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Count(top, "sleep 600")).To(BeNumerically("<", 24))
+		// The shell may have exited at the failed fork (409: ended) or gone on to wait: either way KILL ends it all.
+		code, body = processes(ns, "box", "POST", "/forks/signal?signal=KILL")
+		Expect(code).To(BeElementOf(http.StatusOK, http.StatusConflict), body)
+		Eventually(func() bool {
+			var p dp.Process
+			_, body := processes(ns, "box", "GET", "/forks")
+			Expect(json.Unmarshal([]byte(body), &p)).To(Succeed())
+			return p.Running
+		}).WithTimeout(time.Minute).Should(BeFalse())
+		Eventually(func() (string, error) {
+			return docker("top", onlyContainer(ns, "box", "primary"), "-o", "pid,args")
+		}).WithTimeout(time.Minute).ShouldNot(ContainSubstring("sleep 600"), "what it started ends with it")
+		top, err = docker("top", onlyContainer(ns, "box", "primary"), "-o", "pid,args")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(top).To(ContainSubstring("docker-init -- "), "the primary's PID 1 is the daemon's init")
+		res := dockside("exec", "", "-n", ns, "box", "--", "sh", "-c", "sleep 0 & wait; echo after")
+		Expect(res.code).To(BeZero(), "the pids are free again: %s", res.stderr)
+		Expect(res.stdout).To(Equal("after\n"))
+	})
+
 	It("runs a background process that outlives its call, lists it, keeps its output and signals it by handle", func() {
 		start := url.Values{"id": {"job"}, "command": {"sh", "-c", `trap "echo term; exit 4" TERM; echo up; while :; do sleep 1; done`}}
 		code, body := processes(ns, "box", "POST", "?"+start.Encode())
@@ -155,33 +189,5 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 		line, err := r.ReadString('\n')
 		Expect(err).NotTo(HaveOccurred())
 		Expect(line).To(Equal("e2e\r\n"))
-	})
-
-	// A background process lives in the primary: the container's pids limit (24) holds it and what it forks.
-	// Last: after it the container's pids stay full (seen on Docker 20.10: the next exec fails with "read
-	// init-p: connection reset by peer"; docs/status.md), so it would poison the specs after it.
-	It("counts a background process and its children against the Sandbox's pids", func() {
-		start := url.Values{"id": {"forks"}, "command": {"sh", "-c", "i=0; while [ $i -lt 40 ]; do sleep 600 & i=$((i+1)); done; echo forked; wait"}}
-		code, body := processes(ns, "box", "POST", "?"+start.Encode())
-		Expect(code).To(Equal(http.StatusCreated), body)
-		Eventually(func() string {
-			_, out := processes(ns, "box", "GET", "/forks/stderr")
-			return out
-		}).WithTimeout(2*time.Minute).Should(ContainSubstring("can't fork"), "the fork past the limit fails")
-		top, err := docker("top", onlyContainer(ns, "box", "primary"), "-o", "pid,args")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.Count(top, "sleep 600")).To(BeNumerically("<", 24))
-		// The shell may have exited at the failed fork (409: ended) or gone on to wait: either way KILL ends it all.
-		code, body = processes(ns, "box", "POST", "/forks/signal?signal=KILL")
-		Expect(code).To(BeElementOf(http.StatusOK, http.StatusConflict), body)
-		Eventually(func() bool {
-			var p dp.Process
-			_, body := processes(ns, "box", "GET", "/forks")
-			Expect(json.Unmarshal([]byte(body), &p)).To(Succeed())
-			return p.Running
-		}).WithTimeout(time.Minute).Should(BeFalse())
-		Eventually(func() (string, error) {
-			return docker("top", onlyContainer(ns, "box", "primary"), "-o", "pid,args")
-		}).WithTimeout(time.Minute).ShouldNot(ContainSubstring("sleep 600"), "what it started ends with it")
 	})
 })

@@ -52,6 +52,9 @@ type Options struct {
 	// Storage is the node's Docker storage driver, which decides whether a writable root file system can
 	// be capped (rootFilesystem Writable).
 	Storage dd.StorageInfo
+	// Init runs primaries under the daemon's init, which reaps orphans; the agent sets it when the daemon has
+	// one (docs/design/decisions/0027-primaries-run-under-an-init.md).
+	Init bool
 
 	BindRetry  time.Duration // how soon an agent without room looks again at a waiting Sandbox
 	SpecRetry  time.Duration // how soon a Sandbox waiting for something unwatched (image, Secret) looks again

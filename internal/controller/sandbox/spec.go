@@ -29,6 +29,8 @@ func (r *Reconciler) primarySpec(s *scope) dd.ContainerSpec {
 		// A session runs the image's own command (a shell, a REPL) until deleted: without input held open it
 		// would read end-of-file and exit at once.
 		KeepStdinOpen: len(spec.Command) == 0,
+		// The data plane kills processes whose children then fall to PID 1; an init reaps them.
+		Init: r.Options.Init,
 	}
 }
 

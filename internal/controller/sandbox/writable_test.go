@@ -35,9 +35,13 @@ func TestContainerSpecsHaveWritablePlaces(t *testing.T) {
 	g.Expect(primary.Tmpfs).To(Equal([]dd.TmpfsMount{{Target: "/tmp", SizeBytes: 16 << 20}}))
 	g.Expect(primary.RunAsRoot).To(BeFalse())
 	g.Expect(primary.WritableRootBytes).To(BeZero(), "read-only root")
+	g.Expect(primary.Init).To(BeFalse(), "a daemon without an init")
+	r.Options.Init = true
+	g.Expect(r.primarySpec(newScope(sbx)).Init).To(BeTrue(), "the daemon's init reaps the orphans of killed processes")
 
 	svc := &dsv1alpha1.SandboxService{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Spec: dsv1alpha1.SandboxServiceSpec{Image: "db"}}
 	service := r.serviceSpec(newScope(sbx), svc)
 	g.Expect(service.Env).To(Equal([]dd.EnvVar{{Name: "HOME", Value: "/tmp"}}))
 	g.Expect(service.Tmpfs).To(Equal([]dd.TmpfsMount{{Target: "/tmp", SizeBytes: 64 << 20}}), "a quarter of the default 512Mi")
+	g.Expect(service.Init).To(BeFalse(), "a service's PID 1 is its image's, as in a pod")
 }
