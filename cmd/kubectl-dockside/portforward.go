@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 const portForwardUsage = `Usage: kubectl dockside port-forward [flags] SANDBOX [SERVICE:]PORT [LOCAL]
@@ -20,7 +21,9 @@ const portForwardUsage = `Usage: kubectl dockside port-forward [flags] SANDBOX [
 Forwards LOCAL (default: PORT) on this machine's loopback to PORT of the Sandbox's primary container, or of
 its instance of the SandboxService SERVICE, through the API server (subresources.dockside.dev,
 docs/design/dataplane.md), as kubectl port-forward does for a pod, until interrupted. The container needs a
-network (a Sandbox of network mode None has no port to reach; its services always do).
+network (a Sandbox of network mode None has no port to reach; its services always do). Like kubectl, it
+tunnels SPDY through a WebSocket first and falls back to plain SPDY; KUBECTL_PORT_FORWARD_WEBSOCKETS=false
+goes straight to SPDY.
 Exit codes: 0 interrupted after forwarding, 1 the forward failed (the message says why), 2 usage.
 `
 
@@ -69,7 +72,7 @@ func portNumber(s string) (int, error) {
 	return n, nil
 }
 
-// portForward forwards until ctx ends (Ctrl-C), over SPDY as kubectl port-forward does.
+// portForward forwards until ctx ends (Ctrl-C), over the connection kubectl port-forward makes.
 func portForward(ctx context.Context, k *kubeFlags, sandbox, service, address string, remote, local int) error {
 	cfg, ns, err := k.config()
 	if err != nil {
@@ -83,13 +86,12 @@ func portForward(ctx context.Context, k *kubeFlags, sandbox, service, address st
 	if service != "" {
 		u.RawQuery = url.Values{"service": {service}}.Encode()
 	}
-	transport, upgrader, err := spdy.RoundTripperFor(cfg)
+	dialer, err := forwardDialer(cfg, u)
 	if err != nil {
-		return fmt.Errorf("the SPDY transport: %w", err)
+		return err
 	}
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
 	ready := make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{address}, []string{fmt.Sprintf("%d:%d", local, remote)}, ctx.Done(), ready, os.Stdout, os.Stderr)
+	fw, err := portforward.NewOnAddressesForStreaming(dialer, []string{address}, []string{fmt.Sprintf("%d:%d", local, remote)}, ctx.Done(), ready, os.Stdout, os.Stderr)
 	if err != nil {
 		return fmt.Errorf("listening on %s:%d: %w", address, local, err)
 	}
@@ -97,4 +99,24 @@ func portForward(ctx context.Context, k *kubeFlags, sandbox, service, address st
 		return fmt.Errorf("forwarding %s:%d: %w", address, local, err)
 	}
 	return nil
+}
+
+// forwardDialer dials as kubectl port-forward (1.31 and later) does: SPDY tunnelled through a WebSocket,
+// falling back to SPDY when the upgrade is refused, unless KUBECTL_PORT_FORWARD_WEBSOCKETS is false.
+func forwardDialer(cfg *rest.Config, u *url.URL) (httpstream.Dialer, error) {
+	transport, upgrader, err := spdy.RoundTripperFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the SPDY transport: %w", err)
+	}
+	dialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	if strings.EqualFold(os.Getenv("KUBECTL_PORT_FORWARD_WEBSOCKETS"), "false") {
+		return dialer, nil
+	}
+	tunnel, err := portforward.NewSPDYOverWebsocketDialerForStreaming(u, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the WebSocket transport: %w", err)
+	}
+	return portforward.NewFallbackDialerForStreaming(tunnel, dialer, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	}), nil
 }

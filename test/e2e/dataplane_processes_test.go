@@ -21,6 +21,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
+
 	dp "github.com/dockside-dev/dockside/internal/dataplane"
 	"github.com/dockside-dev/dockside/test/internal/agentproc"
 	"github.com/dockside-dev/dockside/test/internal/sandboxexec"
@@ -132,7 +135,11 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 		Expect(list.Items).To(ContainElement(And(HaveField("ID", "job"), HaveField("Running", true), HaveField("Background", true))))
 
 		code, body = processes(ns, "box", "POST", "/job/signal?signal=TERM")
-		Expect(code).To(Equal(http.StatusOK), body)
+		Expect(code).To(Equal(http.StatusOK), func() string {
+			_, job := processes(ns, "box", "GET", "/job")
+			_, stderr := processes(ns, "box", "GET", "/job/stderr")
+			return fmt.Sprintf("%s; the process: %s; its stderr: %q", body, job, stderr)
+		})
 		var p dp.Process
 		Eventually(func() bool {
 			_, body := processes(ns, "box", "GET", "/job")
@@ -159,9 +166,10 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 		Expect(exit.ExitCode()).To(Equal(9), "the command's trap ran: stderr: %s", stderr.String())
 	})
 
-	It("forwards a local port to the Sandbox's redis (kubectl dockside port-forward)", func() {
+	It("forwards a local port to the Sandbox's redis (kubectl dockside port-forward, plain SPDY)", func() {
 		local := freePort()
 		cmd := pluginCommand("port-forward", "-n", ns, "box", "redis:6379", fmt.Sprint(local))
+		cmd.Env = append(cmd.Env, "KUBECTL_PORT_FORWARD_WEBSOCKETS=false")
 		out := &syncbuffer.Buffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		Expect(cmd.Start()).To(Succeed())
@@ -170,24 +178,52 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 			Expect(cmd.Wait()).To(Succeed(), out.String())
 		})
 		Eventually(out.String, time.Minute).Should(ContainSubstring(fmt.Sprintf("Forwarding from 127.0.0.1:%d -> 6379", local)))
-		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", local), 30*time.Second)
-		Expect(err).NotTo(HaveOccurred(), out.String())
-		defer conn.Close()
-		Expect(conn.SetDeadline(time.Now().Add(time.Minute))).To(Succeed())
-		r := bufio.NewReader(conn)
-		for _, c := range []struct{ send, want string }{
-			{"PING\r\n", "+PONG\r\n"},
-			{"SET dockside e2e\r\n", "+OK\r\n"},
-			{"GET dockside\r\n", "$3\r\n"},
-		} {
-			_, err = io.WriteString(conn, c.send)
-			Expect(err).NotTo(HaveOccurred())
-			line, err := r.ReadString('\n')
-			Expect(err).NotTo(HaveOccurred(), out.String())
-			Expect(line).To(Equal(c.want), "redis answers %q through the API server and the agent", c.send)
-		}
-		line, err := r.ReadString('\n')
+		redisAnswers(local, out)
+	})
+
+	// kubectl 1.31 and later tunnel SPDY through a WebSocket; this dialer has no fallback to plain SPDY.
+	It("forwards over kubectl's WebSocket tunnel (client-go's SPDY-over-WebSocket dialer)", func() {
+		base, _, err := rest.DefaultServerUrlFor(cp.Config)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(line).To(Equal("e2e\r\n"))
+		u := base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", "box", "portforward")
+		u.RawQuery = url.Values{"service": {"redis"}}.Encode()
+		dialer, err := portforward.NewSPDYOverWebsocketDialerForStreaming(u, cp.Config)
+		Expect(err).NotTo(HaveOccurred())
+		local, stop, ready := freePort(), make(chan struct{}), make(chan struct{})
+		out := &syncbuffer.Buffer{}
+		fw, err := portforward.NewOnAddressesForStreaming(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("%d:6379", local)}, stop, ready, out, out)
+		Expect(err).NotTo(HaveOccurred())
+		forwarded := make(chan error, 1)
+		go func() { forwarded <- fw.ForwardPorts() }()
+		DeferCleanup(func() {
+			close(stop)
+			Eventually(forwarded, time.Minute).Should(Receive(BeNil()), out.String())
+		})
+		Eventually(ready, time.Minute).Should(BeClosed(), out.String())
+		redisAnswers(local, out)
 	})
 })
+
+// redisAnswers talks to redis through the forwarded local port: PING, SET, GET; out is the forwarder's log.
+func redisAnswers(local int, out fmt.Stringer) {
+	GinkgoHelper()
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", local), 30*time.Second)
+	Expect(err).NotTo(HaveOccurred(), out.String())
+	defer conn.Close()
+	Expect(conn.SetDeadline(time.Now().Add(time.Minute))).To(Succeed())
+	r := bufio.NewReader(conn)
+	for _, c := range []struct{ send, want string }{
+		{"PING\r\n", "+PONG\r\n"},
+		{"SET dockside e2e\r\n", "+OK\r\n"},
+		{"GET dockside\r\n", "$3\r\n"},
+	} {
+		_, err = io.WriteString(conn, c.send)
+		Expect(err).NotTo(HaveOccurred())
+		line, err := r.ReadString('\n')
+		Expect(err).NotTo(HaveOccurred(), out.String())
+		Expect(line).To(Equal(c.want), "redis answers %q through the API server and the agent", c.send)
+	}
+	line, err := r.ReadString('\n')
+	Expect(err).NotTo(HaveOccurred())
+	Expect(line).To(Equal("e2e\r\n"))
+}
