@@ -84,6 +84,10 @@ func (h *Handler) list(ctx context.Context, w http.ResponseWriter, t Target, p s
 	if !n.stat.IsDir() {
 		return badRequest("%s is not a directory", p)
 	}
+	if m, root := h.volumeOf(ctx, t, n.path); root != nil {
+		defer root.Close()
+		return listHost(w, root, m, n.path)
+	}
 	rc, err := h.copyFrom(ctx, t, dirContents(n.path))
 	if err != nil {
 		return driverError(err, t)

@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -76,4 +77,44 @@ func TestWriteHostIsAtomic(t *testing.T) {
 	_, err = os.Lstat("/etc/x")
 	g.Expect(os.IsNotExist(err)).To(BeTrue())
 	g.Expect(putIn("/workspace", "d", []byte("x"), 1)).To(MatchError("/workspace/d is a directory"))
+}
+
+func TestListHostFollowsNothing(t *testing.T) {
+	g := NewWithT(t)
+	root, m, _ := volumeDir(t)
+	rec := httptest.NewRecorder()
+	g.Expect(listHost(rec, root, m, "/workspace")).To(Succeed())
+	var items []FileInfo
+	g.Expect(json.Unmarshal(rec.Body.Bytes(), &items)).To(Succeed())
+	g.Expect(items).To(HaveLen(3))
+	g.Expect([]string{items[0].Name, items[0].Type, items[1].Name, items[1].Link, items[2].Name, items[2].Link}).
+		To(Equal([]string{"d", "dir", "near", "d", "out", "/etc"}))
+	var se *StatusError
+	g.Expect(errors.As(listHost(httptest.NewRecorder(), root, m, "/workspace/out"), &se)).To(BeTrue())
+	g.Expect(se.Status.Code).To(BeEquivalentTo(http.StatusConflict), "a link is never a directory to list: %s", se)
+	rec = httptest.NewRecorder()
+	g.Expect(listHost(rec, root, m, "/workspace/d")).To(Succeed())
+	g.Expect(rec.Body.String()).To(ContainSubstring(`"name":"f","size":2,"mode":"0644"`))
+}
+
+func TestMkdirAndRemoveHostFollowNoLink(t *testing.T) {
+	g := NewWithT(t)
+	root, m, dir := volumeDir(t)
+	uid, gid := os.Getuid(), os.Getgid()
+	g.Expect(mkdirHost(root, m, "/workspace/d", []string{"a", "b"}, uid, gid)).To(Succeed())
+	st, err := os.Stat(filepath.Join(dir, "d", "a", "b"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.Mode()).To(Equal(os.ModeDir | 0o755))
+	g.Expect(mkdirHost(root, m, "/workspace/out", []string{"x"}, uid, gid)).To(HaveOccurred(), "never made through a link")
+	_, err = os.Lstat("/etc/x")
+	g.Expect(os.IsNotExist(err)).To(BeTrue())
+
+	g.Expect(removeHost(root, m, "/workspace/out", false)).To(Succeed(), "a link is removed itself")
+	g.Expect(os.Stat("/etc")).NotTo(BeNil())
+	g.Expect(removeHost(root, m, "/workspace/d", false)).To(MatchError("/workspace/d is a directory"))
+	g.Expect(removeHost(root, m, "/workspace/d", true)).To(Succeed())
+	entries, err := os.ReadDir(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(entries).To(HaveLen(1), "only the link near is left")
+	g.Expect(removeHost(root, m, "/workspace/near/f", false)).To(HaveOccurred(), "never removed through a link")
 }

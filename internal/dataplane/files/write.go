@@ -137,7 +137,8 @@ func (h *Handler) spoolBody(r *http.Request, t Target, m *Mount, what string, fa
 // mkdir makes the directory p, and with parents the missing ones above it; with parents an existing
 // directory is fine, as with mkdir -p. The archive API makes them, in any image.
 func (h *Handler) mkdir(ctx context.Context, w http.ResponseWriter, t Target, p string, parents bool) error {
-	if _, err := h.running(ctx, t); err != nil {
+	info, err := h.running(ctx, t)
+	if err != nil {
 		return err
 	}
 	n, err := h.resolve(ctx, t, p, true)
@@ -173,7 +174,16 @@ func (h *Handler) mkdir(ctx context.Context, w http.ResponseWriter, t Target, p 
 	if _, err := t.writable(base); err != nil {
 		return err
 	}
-	if err := h.copyTo(ctx, t, base, dirArchive(missing)); err != nil {
+	if vm, root := h.volumeOf(ctx, t, base); root != nil {
+		defer root.Close()
+		uid, gid, err := dd.UserIDs(info.User)
+		if err != nil {
+			return internal("the container's user %q is not numeric", info.User)
+		}
+		if err := mkdirHost(root, vm, base, missing, uid, gid); err != nil {
+			return err
+		}
+	} else if err := h.copyTo(ctx, t, base, dirArchive(missing)); err != nil {
 		return driverError(err, t)
 	}
 	return h.statTo(ctx, w, t, n.path, http.StatusCreated)
@@ -202,7 +212,12 @@ func (h *Handler) remove(ctx context.Context, w http.ResponseWriter, t Target, p
 	case n.stat.IsDir() && !recursive:
 		return conflict("%s is a directory: pass recursive=true to remove it with what it holds", p)
 	}
-	if err := h.Driver.RemovePath(ctx, t.Container, n.path, recursive); err != nil {
+	if vm, root := h.volumeOf(ctx, t, n.path); root != nil {
+		defer root.Close()
+		if err := removeHost(root, vm, n.path, recursive); err != nil {
+			return err
+		}
+	} else if err := h.Driver.RemovePath(ctx, t.Container, n.path, recursive); err != nil {
 		return driverError(err, t)
 	}
 	w.WriteHeader(http.StatusNoContent)
