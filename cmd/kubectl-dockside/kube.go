@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
+	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -12,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
 // kubeFlags are the flags every verb shares with kubectl: which kubeconfig, context and namespace.
@@ -26,7 +29,9 @@ func (k *kubeFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&k.namespace, "n", "", "shorthand for --namespace")
 }
 
-// config reads the kubeconfig as kubectl does, and says which namespace to use.
+// config reads the kubeconfig as kubectl does, and says which namespace to use. Every request the config
+// makes carries one W3C traceparent, TRACEPARENT's or a new trace's, so that the agent's spans of this
+// command's data-plane calls are children of it (docs/tracing.md).
 func (k *kubeFlags) config() (*rest.Config, string, error) {
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: k.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
@@ -39,6 +44,8 @@ func (k *kubeFlags) config() (*rest.Config, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
 	}
+	parent := tracing.CallerParent(os.Getenv)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return tracing.Propagating(rt, parent) })
 	return cfg, ns, nil
 }
 

@@ -9,17 +9,20 @@ import (
 )
 
 // redacting is the one place that decides what leaves the agent in a span: every span passes through it on
-// its way to the exporter, whoever started it. It keeps attributes of allowed keys only (attributes.go), and
-// drops every event (an error recorded as an event carries its text) and the status description (Docker's
-// error text, a command's), keeping the status code.
+// its way to the exporter, whoever started it. It keeps the agent's own spans only (a library's, such as the
+// Docker client's HTTP spans, are named for the request's path, which holds image references), their
+// attributes of allowed keys only (attributes.go), and drops every event (an error recorded as an event
+// carries its text) and the status description (Docker's error text, a command's), keeping the status code.
 type redacting struct {
 	next sdktrace.SpanExporter
 }
 
 func (r redacting) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	out := make([]sdktrace.ReadOnlySpan, len(spans))
-	for i, s := range spans {
-		out[i] = redacted{s}
+	out := make([]sdktrace.ReadOnlySpan, 0, len(spans))
+	for _, s := range spans {
+		if s.InstrumentationScope().Name == scope {
+			out = append(out, redacted{s})
+		}
 	}
 	if err := r.next.ExportSpans(ctx, out); err != nil {
 		return fmt.Errorf("exporting spans: %w", err)

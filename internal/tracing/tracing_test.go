@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -51,6 +52,20 @@ func TestExportedSpansCarryOnlyAllowedAttributes(t *testing.T) {
 	}
 	if strings.Contains(stubText(s), secret) {
 		t.Errorf("the exported span carries the secret: %s", stubText(s))
+	}
+}
+
+// A library's spans (the Docker client's HTTP spans, named for a path that may hold an image reference) never
+// leave the agent, even inside one of its own.
+func TestOnlyTheAgentsOwnSpansAreExported(t *testing.T) {
+	collect := spans.Collect(t)
+	ctx, own := tracing.Begin(context.Background(), "docker.InspectImage")
+	_, lib := otel.Tracer("github.com/docker/docker/client").Start(ctx, "GET /v1.41/images/registry.example/app:secret/json")
+	lib.End()
+	own.End()
+	exported := collect()
+	if len(exported) != 1 || exported[0].Name != "docker.InspectImage" {
+		t.Errorf("exported %d spans, want docker.InspectImage alone: %v", len(exported), exported)
 	}
 }
 

@@ -19,8 +19,8 @@ type agentProcess struct {
 	checkpoints string // the node's checkpoint store, next to the log
 }
 
-// startAgent starts the agent for node; extra flags come last, so they override the suite's defaults (an agent
-// on a daemon of the test's own passes --docker-host and the like).
+// startAgent starts the agent for node, sending its spans to the suite's collector; extra flags come last, so
+// they override the suite's defaults (an agent on a daemon of the test's own passes --docker-host and the like).
 func startAgent(node, kubeconfig, logPath string, extra ...string) (*agentProcess, error) {
 	checkpoints := filepath.Join(filepath.Dir(logPath), "checkpoints")
 	cmd := exec.Command(filepath.Join(agentproc.BinDir(), "dockside-agent"),
@@ -39,6 +39,7 @@ func startAgent(node, kubeconfig, logPath string, extra ...string) (*agentProces
 		"--egress-permit=127.0.0.1/32",
 	)
 	cmd.Args = append(cmd.Args, extra...)
+	cmd.Env = append(os.Environ(), traces.env()...)
 	p, err := agentproc.Start(cmd, logPath)
 	if err != nil {
 		return nil, err

@@ -28,6 +28,8 @@ var (
 	dataplane controlplane.Dataplane
 	// agentMetrics is the URL of the suite agent's metrics, plain HTTP on loopback as make run serves them.
 	agentMetrics string
+	// traces receives the spans of every agent the suite starts (collector_test.go, tracing_test.go).
+	traces *collector
 )
 
 func TestE2E(t *testing.T) {
@@ -46,6 +48,7 @@ var _ = BeforeSuite(func() {
 		Expect(os.Setenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", controlPlaneStartTimeout)).To(Succeed())
 	}
 	dir := GinkgoT().TempDir()
+	traces = startCollector()
 	ports, err := loopback.FreePorts(2)
 	Expect(err).NotTo(HaveOccurred())
 	dataplane = controlplane.Dataplane{Port: int32(ports[0]), CertDir: filepath.Join(dir, "pki")}
@@ -76,6 +79,7 @@ var _ = AfterSuite(func() {
 		_, _ = kubectl("delete", "sandboxes,checkpoints,sandboxservices", "--all", "--all-namespaces", "--wait", "--timeout=120s")
 		agent.stop()
 	}
+	traces.stop() // after the agent, which sends the spans it still holds as it stops
 	Expect(cp.Stop()).To(Succeed())
 	Expect(dockercli.Leftovers(node)).To(BeEmpty(), "labelled Docker resources left behind by node %s", node)
 })

@@ -13,6 +13,7 @@ from urllib3.exceptions import HTTPError
 from websocket import ABNF, WebSocketBadStatusException, WebSocketException
 
 from .errors import ApiError
+from .tracecontext import traceparent
 
 GROUP = "subresources.dockside.dev"
 VERSION = "v1alpha1"
@@ -45,8 +46,9 @@ class Wire:
     def __init__(self, api_client):
         self._client = api_client
 
-    def _auth_headers(self):
-        headers = {}
+    def _headers(self):
+        """The headers of every call: its trace context and the bearer token."""
+        headers = {"traceparent": traceparent()}
         # The bearer token, refreshed by the client's hook (exec credential plugins) as for any other call.
         self._client.update_params_for_auth(headers, [], ["BearerToken"])
         return headers
@@ -58,7 +60,7 @@ class Wire:
         query = [("command", list(argv)), ("stdin", "true" if stdin else "false"), ("stdout", "true"),
                  ("stderr", "false" if tty else "true"), ("tty", "true" if tty else "false")]
         url = ws_client.get_websocket_url(self._client.configuration.host + path(namespace, name, "exec"), query)
-        headers = dict(self._auth_headers(), **{"sec-websocket-protocol": EXEC_PROTOCOL})
+        headers = dict(self._headers(), **{"sec-websocket-protocol": EXEC_PROTOCOL})
         try:
             return ws_client.create_websocket(self._client.configuration, url, headers)
         except WebSocketBadStatusException as exc:
@@ -102,7 +104,7 @@ class Wire:
         url = self._client.configuration.host + path(namespace, name, subresource) + "?" + urlencode(params)
         try:
             resp = self._client.rest_client.pool_manager.urlopen(
-                method, url, body=body, headers=dict(self._auth_headers(), **(headers or {})),
+                method, url, body=body, headers=dict(self._headers(), **(headers or {})),
                 preload_content=False, **({"timeout": timeout} if timeout else {}))
         except HTTPError as exc:
             raise ApiError("ApiUnreachable", f"the API server could not be reached: {exc}") from None

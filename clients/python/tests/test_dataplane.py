@@ -32,6 +32,7 @@ class ExecWireTest(unittest.TestCase):
         self.assertIs(cfg, ac.configuration)  # its TLS settings and client certificate
         self.assertEqual(url, "wss://127.0.0.1:6443" + BASE + "/exec?command=python3&command=-c&command=print%281%29"
                          "&stdin=false&stdout=true&stderr=true&tty=false")
+        self.assertRegex(headers.pop("traceparent"), r"^00-[0-9a-f]{32}-[0-9a-f]{16}-01$")
         self.assertEqual(headers, {"authorization": "Bearer abc", "sec-websocket-protocol": "v5.channel.k8s.io"})
 
     def test_a_refused_exec_is_the_servers_status(self):
@@ -55,6 +56,33 @@ class ExecWireTest(unittest.TestCase):
                 Api(api_client()).exec("team", "py", ["true"], stdin=False)
 
 
+class TraceContextTest(unittest.TestCase):
+    GIVEN = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+    def sent(self):
+        ac = api_client()
+        ac.rest_client.pool_manager = mock.Mock()
+        ac.rest_client.pool_manager.urlopen.return_value = Response(200, b"{}")
+        Api(ac).files("team", "py", "GET", [("op", "stat")])
+        return ac.rest_client.pool_manager.urlopen.call_args.kwargs["headers"]["traceparent"]
+
+    def test_each_call_is_a_new_trace_without_traceparent(self):
+        with mock.patch.dict(os.environ, {"TRACEPARENT": ""}):
+            first, second = self.sent(), self.sent()
+        self.assertRegex(first, r"^00-[0-9a-f]{32}-[0-9a-f]{16}-01$")
+        self.assertNotEqual(first[3:35], second[3:35])
+
+    def test_a_valid_traceparent_in_the_environment_is_the_parent(self):
+        with mock.patch.dict(os.environ, {"TRACEPARENT": self.GIVEN}):
+            self.assertEqual(self.sent(), self.GIVEN)
+
+    def test_an_invalid_traceparent_is_replaced(self):
+        for bad in ["garbage", "00-" + "0" * 32 + "-b7ad6b7169203331-01", self.GIVEN[:-1]]:
+            with mock.patch.dict(os.environ, {"TRACEPARENT": bad}):
+                self.assertRegex(self.sent(), r"^00-[0-9a-f]{32}-[0-9a-f]{16}-01$")
+                self.assertNotEqual(self.sent(), bad)
+
+
 class FilesWireTest(unittest.TestCase):
     def setUp(self):
         self.ac = api_client()
@@ -68,7 +96,9 @@ class FilesWireTest(unittest.TestCase):
         (method, url), kwargs = self.pool.urlopen.call_args
         self.assertEqual((method, url), ("PUT", "https://127.0.0.1:6443" + BASE + "/files?path=%2Fworkspace%2Fa+b&mode=0600"))
         self.assertEqual(kwargs["body"], b"xy")
-        self.assertEqual(kwargs["headers"], {"authorization": "Bearer abc", "Content-Length": "2"})
+        headers = dict(kwargs["headers"])
+        self.assertRegex(headers.pop("traceparent"), r"^00-[0-9a-f]{32}-[0-9a-f]{16}-01$")
+        self.assertEqual(headers, {"authorization": "Bearer abc", "Content-Length": "2"})
         self.assertEqual((kwargs["preload_content"], kwargs["timeout"]), (False, 30))
 
     def test_a_failure_is_the_agents_status(self):
