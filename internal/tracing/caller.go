@@ -36,5 +36,5 @@ type propagating struct {
 func (p propagating) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context()) // a RoundTripper must not change the request it is given
 	w3c.Inject(p.parent, propagation.HeaderCarrier(r.Header))
-	return p.next.RoundTrip(r)
+	return p.next.RoundTrip(r) //nolint:wrapcheck // a transport's errors pass through as they are: http.Client and client-go read them
 }
