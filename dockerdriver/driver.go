@@ -38,6 +38,9 @@ type Driver interface {
 	// Init reports the daemon's init binary, which decides whether containers can run under it
 	// (ContainerSpec.Init); the agent asks once at start-up.
 	Init(ctx context.Context) (InitInfo, error)
+	// HostCPUs reports the number of CPUs of the daemon's host (docker info's NCPU), from which the agent's
+	// default allocatable CPU and the most CPUs one container may ask for are worked out; asked at start-up.
+	HostCPUs(ctx context.Context) (int, error)
 
 	// InspectImage reports whether an image is present locally and what it declares. Absent is not an error.
 	InspectImage(ctx context.Context, ref string) (ImageInfo, error)

@@ -30,6 +30,8 @@ const (
 	ReasonNoCapacity         = "NoCapacity"         // Scheduled=False: no agent has had room to bind it yet
 	ReasonNodeFull           = "NodeFull"           // the bound node holds as many Sandboxes as its capacity
 	ReasonInsufficientMemory = "InsufficientMemory" // the bound node's allocatable memory has no room for it
+	ReasonInsufficientPids   = "InsufficientPids"   // the bound node's pids have no room for it, or it asks more than one container may have
+	ReasonInsufficientCPU    = "InsufficientCPU"    // the bound node's CPU has no room for its limits, or a container asks more CPUs than the host has
 	ReasonCreating           = "Creating"           // building the topology
 	ReasonRollingTopology    = "RollingTopology"    // replacing the topology after a spec change
 	ReasonWaitingForServices = "WaitingForServices" // a service is starting or not yet ready

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +47,14 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 		s.opts.AllocatableMemory = q.Value()
 		return nil
 	})
+	fs.Func("node-pids", "most processes and threads the host holds; a tenth of them (at least 1024) is kept for the host, no container may ask for more than the rest, and the node's pids limits add up to at most the rest times --pids-overcommit; default: the least of the host's /proc/sys/kernel/pid_max and threads-max", func(v string) error {
+		return positive(v, &s.opts.NodePids)
+	})
+	fs.Func("node-cpus", "the host's number of CPUs: no container may ask for more, and the node's CPU limits add up to at most this times --cpu-overcommit; default: Docker's NCPU", func(v string) error {
+		return positive(v, &s.opts.NodeCPUs)
+	})
+	fs.Float64Var(&s.opts.PidsOvercommit, "pids-overcommit", agent.DefaultPidsOvercommit, "how many times the host's pids (less its reserve) the pids limits of the node's Sandboxes may add up to")
+	fs.Float64Var(&s.opts.CPUOvercommit, "cpu-overcommit", agent.DefaultCPUOvercommit, "how many times the host's CPUs the CPU limits of the node's Sandboxes may add up to (a CPU limit is a ceiling, not a reservation)")
 	fs.BoolVar(&s.opts.RequireDigest, "require-digest", false, "run only images pinned by digest (name@sha256:...)")
 	fs.BoolVar(&s.opts.AllowNoSeccomp, "allow-no-seccomp", false, "run even when the Docker daemon applies no seccomp profile (sandboxes can then make every system call of the host's kernel); without it the agent refuses to start on such a daemon")
 	fs.BoolVar(&s.opts.AllowRoot, "allow-root", false, "run the containers of Sandboxes and SandboxServices that ask for it (runAsRoot: true) as root, still without capabilities; without it they fail with reason RootNotAllowed")
@@ -88,4 +97,14 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 func hostname() string {
 	name, _ := os.Hostname()
 	return name
+}
+
+// positive parses a flag's whole number, more than 0, into n.
+func positive[T int | int64](v string, n *T) error {
+	parsed, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || parsed <= 0 {
+		return fmt.Errorf("must be a whole number more than 0, not %q", v)
+	}
+	*n = T(parsed)
+	return nil
 }

@@ -32,6 +32,7 @@ type Driver struct {
 	noSeccomp   bool           // the daemon applies no seccomp profile; see SetSeccomp
 	noInit      bool           // the daemon has no init binary; see SetInit
 	hostMemory  int64          // docker info's MemTotal; see SetHostMemory
+	hostCPUs    int            // docker info's NCPU; see SetHostCPUs
 }
 
 var _ dd.Driver = (*Driver)(nil)
@@ -51,6 +52,7 @@ func New(node string) *Driver {
 		streamExec:  func(context.Context, string, dd.StreamExecRequest) int { return 0 },
 		storage:     dd.StorageInfo{Driver: "overlay2", BackingFS: "extfs"}, // Docker's most common setup
 		hostMemory:  DefaultHostMemory,
+		hostCPUs:    DefaultHostCPUs,
 	}
 }
 

@@ -15,6 +15,7 @@ const (
 	OpStorage          Op = "Storage"
 	OpHostMemory       Op = "HostMemory"
 	OpInit             Op = "Init"
+	OpHostCPUs         Op = "HostCPUs"
 	OpInspectImage     Op = "InspectImage"
 	OpPullImage        Op = "PullImage"
 	OpEnsureNetwork    Op = "EnsureNetwork"
@@ -46,7 +47,7 @@ const (
 
 // phases is the phase a real driver would name for a failure of each operation.
 var phases = map[Op]dd.Phase{
-	OpPing: dd.PhaseConnect, OpSecurity: dd.PhaseConnect, OpStorage: dd.PhaseConnect, OpHostMemory: dd.PhaseConnect,
+	OpPing: dd.PhaseConnect, OpSecurity: dd.PhaseConnect, OpStorage: dd.PhaseConnect, OpHostMemory: dd.PhaseConnect, OpHostCPUs: dd.PhaseConnect,
 	OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage,
 	OpEnsureNetwork: dd.PhaseNetwork, OpObserveNetwork: dd.PhaseObserve, OpRemoveNetwork: dd.PhaseRemove,
 	OpListNetworks: dd.PhaseObserve, OpEnsureVolume: dd.PhaseVolume, OpObserveVolume: dd.PhaseObserve,

@@ -87,6 +87,16 @@ type Options struct {
 	// and workspaces; internal/controller/sandbox/footprint.go); 0 means the host's memory less a reserve of a tenth
 	// of it, at least 1 GiB.
 	AllocatableMemory int64
+	// NodePids is the most processes and threads the host holds; 0 reads the least of pid_max and threads-max
+	// from /proc/sys/kernel. A tenth of it (at least 1024) is kept for the host; the rest is what one
+	// container may ask for at most, and, times PidsOvercommit (default 1), what the node's pids limits add
+	// up to (processes.go).
+	NodePids int64
+	// NodeCPUs is the host's number of CPUs; 0 asks Docker (NCPU). No container may ask for more; the node's
+	// CPU limits add up to at most this times CPUOvercommit (default 32).
+	NodeCPUs       int
+	PidsOvercommit float64
+	CPUOvercommit  float64
 
 	// AllowNoSeccomp lets the agent run on a daemon that applies no seccomp profile; without it New refuses
 	// such a daemon (see checkSeccomp).
@@ -208,6 +218,9 @@ func (o *Options) defaults() error {
 	if o.AllocatableMemory < 0 {
 		return fmt.Errorf("the allocatable memory must be a positive number of bytes, not %d", o.AllocatableMemory)
 	}
+	if err := o.checkProcessRoom(); err != nil {
+		return err
+	}
 	setDefault(&o.Workers, 4)
 	setDefault(&o.HolderImage, DefaultHolderImage)
 	setDefault(&o.LeaseNamespace, DefaultLeaseNamespace)
@@ -283,6 +296,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 	allocatable, err := allocatableMemory(ctx, opts.Driver, opts.DockerTimeout, opts.AllocatableMemory, ctrl.LoggerFrom(ctx).WithName("agent"))
+	if err != nil {
+		return nil, err
+	}
+	allocatableProcesses, perContainer, err := processRoom(ctx, opts.Driver, opts, ctrl.LoggerFrom(ctx).WithName("agent"))
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +379,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Requeues: requeues, Driver: driver,
 		Recorder: recorder,
 		Options: sandbox.Options{
-			Node: opts.Node, Capacity: opts.Capacity, AllocatableMemory: allocatable, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
+			Node: opts.Node, Capacity: opts.Capacity, PerContainer: perContainer,
+			Allocatable: sandbox.Holding{Memory: allocatable, Pids: allocatableProcesses.Pids, MilliCPU: allocatableProcesses.MilliCPU}, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
 			AllowRoot: opts.AllowRoot, RefuseUnrestricted: opts.RefuseUnrestricted, Storage: storage, Init: primaryInit, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once

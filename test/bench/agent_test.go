@@ -39,12 +39,13 @@ const (
 
 // realAgent is the dockside-agent binary as an operator runs it (leader election on, default sweep period
 // and workers), with room for capacity Sandboxes and its metrics in plain HTTP on metricsAddr (a loopback
-// address, as make run has them). Its allocatable memory is
+// address, as make run has them). Its allocatable memory, pids and CPU are
 // far more than the host's: the density workload's limits and workspaces add up to more than this host has
-// (its Sandboxes use little of them), and the benchmarks measure speed, not admission by memory.
+// (its Sandboxes use little of them), and the benchmarks measure speed, not admission by room.
 func realAgent(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd {
 	return exec.Command(filepath.Join(agentproc.BinDir(), "dockside-agent"),
 		"--node-name="+node, "--kubeconfig="+kubeconfig, "--capacity="+strconv.Itoa(capacity), "--allocatable-memory=1Ti",
+		"--pids-overcommit=1000", "--cpu-overcommit=1000",
 		"--metrics-bind-address="+metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=0")
 }
 
@@ -74,6 +75,7 @@ func runFakeAgent(node string) error {
 	driver.AddImage(busybox, dd.ImageInfo{})
 	mgr, err := agent.New(ctx, cfg, agent.Options{
 		Node: node, Driver: driver, Capacity: capacity, AllocatableMemory: 1 << 40, LeaderElection: true, // as realAgent's
+		PidsOvercommit: 1000, CPUOvercommit: 1000,
 		MetricsBindAddress: os.Getenv(fakeAgentMetricsEnv), MetricsPlainHTTP: true,
 	})
 	if err != nil {

@@ -17,7 +17,9 @@ import (
 )
 
 // Room: the node holds at most Options.Capacity Sandboxes, and the footprints of those it holds (their memory
-// limits and workspaces, see footprint.go) add up to at most Options.AllocatableMemory. Every Sandbox the
+// limits and workspaces, pids and CPU limits, see footprint.go) add up to at most Options.Allocatable; no
+// container asks for more than Options.PerContainer (more pids than the host keeps spare, more CPUs than it
+// has), which a Sandbox never fits, and so waits saying so. Every Sandbox the
 // node holds counts, a finished run too until it is deleted (it keeps its workspace and holder), but a
 // settled topology counts only what it keeps. Binding an unbound Sandbox needs room beside every Sandbox
 // bound to the node, and the agent that binds one admits it in the same write (gives it the cleanup
@@ -53,14 +55,14 @@ func (r *Reconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandb
 		status.Set(sbx, dsv1alpha1.ConditionScheduled, false, wait.reason, wait.message)
 		applyOutcome(sbx, *wait)
 	} else {
-		need, err := r.footprintOf(ctx, sbx)
+		need, _, err := r.footprintOf(ctx, sbx)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		// The Sandbox's own footprint, not this node's room: every agent without room writes the same words.
 		// Ready says the same as Scheduled, so that kubectl get's Reason column tells why it waits.
 		noRoom := outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonNoCapacity,
-			message: fmt.Sprintf("waiting for an agent with room for one more Sandbox and %s of memory", bytesForPeople(need))}
+			message: fmt.Sprintf("waiting for an agent with room for one more Sandbox and %s of memory", bytesForPeople(need.Memory))}
 		status.Set(sbx, dsv1alpha1.ConditionScheduled, false, noRoom.reason, noRoom.message)
 		applyOutcome(sbx, noRoom)
 	}
@@ -132,15 +134,19 @@ func (r *Reconciler) reportNoRoom(sbx *dsv1alpha1.Sandbox, refused *refusal) ctr
 // Sandbox's footprint. It reads the node's cache, not the API server: a list per admission made admitting n
 // Sandboxes cost n lists of up to n objects. What the cache may not show yet, a bind or admission made a
 // moment ago, is counted from r.recent. Callers hold r.admission.
-func (r *Reconciler) room(ctx context.Context, sbx *dsv1alpha1.Sandbox, admittedOnly bool) (need int64, refused *refusal, err error) {
-	if need, err = r.footprintOf(ctx, sbx); err != nil {
-		return 0, nil, err
+func (r *Reconciler) room(ctx context.Context, sbx *dsv1alpha1.Sandbox, admittedOnly bool) (need Holding, refused *refusal, err error) {
+	need, services, err := r.footprintOf(ctx, sbx)
+	if err != nil {
+		return Holding{}, nil, err
+	}
+	if refused := tooLargeForNode(r.Options.Node, r.Options.PerContainer, sbx, services); refused != nil {
+		return need, refused, nil
 	}
 	load, err := r.nodeLoad(ctx, sbx.UID, admittedOnly)
 	if err != nil {
-		return 0, nil, err
+		return Holding{}, nil, err
 	}
-	return need, roomFor(r.Options.Node, r.Options.Capacity, r.Options.AllocatableMemory, load, need), nil
+	return need, roomFor(r.Options.Node, r.Options.Capacity, r.Options.Allocatable, load, need), nil
 }
 
 // nodeLoad adds up the Sandboxes the node holds, other than self: those admitted, or with admittedOnly
@@ -150,7 +156,7 @@ func (r *Reconciler) nodeLoad(ctx context.Context, self types.UID, admittedOnly 
 	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil { // read only
 		return nodeLoad{}, fmt.Errorf("listing Sandboxes for the node's load: %w", err)
 	}
-	held := make(map[types.UID]int64, len(list.Items))
+	holds := make(map[types.UID]Holding, len(list.Items))
 	for i := range list.Items {
 		item := &list.Items[i]
 		admitted := controllerutil.ContainsFinalizer(item, dsv1alpha1.FinalizerCleanup)
@@ -160,25 +166,25 @@ func (r *Reconciler) nodeLoad(ctx context.Context, self types.UID, admittedOnly 
 		if item.UID == self || !admitted && admittedOnly {
 			continue
 		}
-		memory, err := r.footprintOf(ctx, item)
+		h, _, err := r.footprintOf(ctx, item)
 		if err != nil {
 			return nodeLoad{}, err
 		}
-		held[item.UID] = memory
+		holds[item.UID] = h
 	}
 	for uid, a := range r.recent {
 		if time.Since(a.at) > recentAdmissionTTL {
 			delete(r.recent, uid)
 			continue
 		}
-		if _, listed := held[uid]; !listed && uid != self {
-			held[uid] = a.memory
+		if _, listed := holds[uid]; !listed && uid != self {
+			holds[uid] = a.held
 		}
 	}
 	var load nodeLoad
-	for _, memory := range held {
+	for _, h := range holds {
 		load.count++
-		load.memory += memory
+		load.Holding = load.plus(h)
 	}
 	return load, nil
 }
@@ -196,14 +202,14 @@ func (r *Reconciler) forgetAdmission(uid types.UID) {
 
 // recentAdmission is a bind or admission this agent made, counted until the cache shows it.
 type recentAdmission struct {
-	at     time.Time
-	memory int64 // the Sandbox's footprint
+	at   time.Time
+	held Holding // the Sandbox's footprint
 }
 
 // remember counts a bind or admission this agent just made until the cache shows it. Callers hold r.admission.
-func (r *Reconciler) remember(uid types.UID, memory int64) {
+func (r *Reconciler) remember(uid types.UID, h Holding) {
 	if r.recent == nil {
 		r.recent = map[types.UID]recentAdmission{}
 	}
-	r.recent[uid] = recentAdmission{at: time.Now(), memory: memory}
+	r.recent[uid] = recentAdmission{at: time.Now(), held: h}
 }

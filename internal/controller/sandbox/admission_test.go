@@ -66,9 +66,9 @@ func TestAdmission(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			h := newHarness(t, append(tc.held, tc.sbx)...)
-			h.r.Options.Capacity, h.r.Options.AllocatableMemory = tc.capacity, tc.allocatable
+			h.r.Options.Capacity, h.r.Options.Allocatable = tc.capacity, Holding{Memory: tc.allocatable}
 			if tc.recent != 0 {
-				h.r.remember(types.UID("uid-just-admitted"), tc.recent)
+				h.r.remember(types.UID("uid-just-admitted"), Holding{Memory: tc.recent})
 			}
 			res, err := h.pass(tc.sbx)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -108,7 +108,7 @@ func TestAdmissionAfterRunFinished(t *testing.T) {
 	job := newSandbox("job", run())
 	waiting := bound(newSandbox("waiting"))
 	h := newHarness(t, newSandbox("a"), job, waiting)
-	h.r.Options.AllocatableMemory = 3 << 30
+	h.r.Options.Allocatable.Memory = 3 << 30
 
 	_, err := h.pass(waiting)
 	g.Expect(err).NotTo(HaveOccurred())

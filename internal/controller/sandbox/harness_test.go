@@ -161,7 +161,7 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	h.r = &Reconciler{
 		Client: h.client, APIReader: h.client, Unbound: unboundCache{Reader: h.client}, Driver: h.view, Recorder: h.events,
 		Options: Options{
-			Node: testNode, Capacity: 10, AllocatableMemory: 64 << 30, HolderImage: holderImage, BindRetry: bindRetry, SpecRetry: specRetry,
+			Node: testNode, Capacity: 10, Allocatable: Holding{Memory: 64 << 30}, HolderImage: holderImage, BindRetry: bindRetry, SpecRetry: specRetry,
 			StopGrace: time.Second, ProbeLimit: 1024, EgressProxyPort: 3128,
 		},
 		Egress:   &h.egress,

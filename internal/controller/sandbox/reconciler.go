@@ -42,9 +42,10 @@ type Options struct {
 	// RefuseUnrestricted fails Sandboxes of network mode Unrestricted (reason UnrestrictedNotAllowed).
 	RefuseUnrestricted bool
 
-	// AllocatableMemory is the most bytes the footprints of the Sandboxes this node holds add up to (their
-	// memory limits and workspaces; see footprint.go).
-	AllocatableMemory int64
+	// Allocatable is what the footprints of the Sandboxes this node holds add up to at most: bytes of memory
+	// (their memory limits and workspaces), pids and CPU limits (see footprint.go); a kind left at 0 is not
+	// counted. PerContainer is the most pids and CPU one container may ask for.
+	Allocatable, PerContainer Holding
 
 	// EgressProxyPort is the port of the egress proxy on the gateways of Isolated bridges (docs/egress.md).
 	EgressProxyPort int

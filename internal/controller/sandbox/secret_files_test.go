@@ -184,7 +184,7 @@ func TestSecretFilesRollTheTopology(t *testing.T) {
 
 func TestFootprintCountsTheSecretsVolume(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(footprint(newSandbox("s", withSecretFiles), nil) - footprint(newSandbox("s"), nil)).To(Equal(int64(secretFilesBytes)))
+	g.Expect(footprint(newSandbox("s", withSecretFiles), nil).Memory - footprint(newSandbox("s"), nil).Memory).To(Equal(int64(secretFilesBytes)))
 }
 
 func TestReleaseSecretFiles(t *testing.T) {

@@ -157,6 +157,63 @@ var _ = Describe("Binding", func() {
 	})
 })
 
+var _ = Describe("Room for pids and CPU", func() {
+	// The node has 4096 pids, of which 1024 are kept for the host: 3072 for one container and, without
+	// overcommit, for all. Its 2 CPUs, without overcommit, hold 2 CPUs of limits.
+	room := func(o *agent.Options) { o.NodePids, o.NodeCPUs, o.PidsOvercommit, o.CPUOvercommit = 4096, 2, 1, 1 }
+	// sized is a Sandbox bound to a's node with these limits (its holder adds 16 pids).
+	sized := func(ns, node, name, cpu string, pids int64) *dsv1alpha1.Sandbox {
+		sbx := sandbox(ns, name, node)
+		sbx.Spec.Resources.CPU, sbx.Spec.Resources.Pids = resource.MustParse(cpu), pids
+		return sbx
+	}
+
+	It("admits Sandboxes while their pids and CPU limits fit, and says which room they wait for", func() {
+		ns, a := newNamespace(), newAgent(room)
+		first := sized(ns, a.node, "first", "1500m", 2000) // 2016 pids of 3072, 1.5 CPUs of 2
+		create(first)
+		Eventually(condition(first, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+
+		pids := sized(ns, a.node, "pids", "100m", 2000)
+		cpu := sized(ns, a.node, "cpu", "1", 16)
+		create(pids)
+		create(cpu)
+		Eventually(condition(pids, dsv1alpha1.ConditionReady)).Should(Equal("False/InsufficientPids"))
+		Expect(readyMessage(pids)).To(Equal(fmt.Sprintf(
+			"node %s has room for 1056 pids, this Sandbox needs 2016 pids (its containers' pids limits); waiting for room", a.node)))
+		Eventually(condition(cpu, dsv1alpha1.ConditionReady)).Should(Equal("False/InsufficientCPU"))
+		Expect(readyMessage(cpu)).To(Equal(fmt.Sprintf(
+			"node %s has room for 500m CPU, this Sandbox needs 1 CPU (its containers' CPU limits); waiting for room", a.node)))
+		for _, waiting := range []*dsv1alpha1.Sandbox{pids, cpu} {
+			Expect(phase(waiting)()).To(Equal(dsv1alpha1.SandboxPending))
+			Expect(get(waiting).Finalizers).To(BeEmpty())
+			Expect(containers(a.docker, waiting, "")).To(BeEmpty())
+		}
+
+		Expect(k8s.Delete(ctx(), first)).To(Succeed())
+		Eventually(condition(pids, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Eventually(condition(cpu, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+	})
+
+	It("refuses a container asking for more pids or CPUs than the host has, whatever the node holds", func() {
+		ns, a := newNamespace(), newAgent(room)
+		pids := sized(ns, a.node, "many-pids", "1", 4000)
+		cpu := sized(ns, a.node, "many-cpus", "3", 64)
+		create(pids)
+		create(cpu)
+		Eventually(condition(pids, dsv1alpha1.ConditionReady)).Should(Equal("False/InsufficientPids"))
+		Expect(readyMessage(pids)).To(Equal(fmt.Sprintf(
+			"a container of this Sandbox asks for 4000 pids, more than node %s allows one container (3072 pids, below the host's pid limit)", a.node)))
+		Expect(condition(pids, dsv1alpha1.ConditionScheduled)()).To(Equal("False/InsufficientPids"))
+		Eventually(condition(cpu, dsv1alpha1.ConditionReady)).Should(Equal("False/InsufficientCPU"))
+		Expect(readyMessage(cpu)).To(Equal(fmt.Sprintf("a container of this Sandbox asks for 3 CPU, more than node %s has (2 CPU)", a.node)))
+		for _, refused := range []*dsv1alpha1.Sandbox{pids, cpu} {
+			Expect(get(refused).Finalizers).To(BeEmpty())
+			Expect(containers(a.docker, refused, "")).To(BeEmpty())
+		}
+	})
+})
+
 // readyMessage is the message of a Sandbox's Ready condition.
 func readyMessage(sbx *dsv1alpha1.Sandbox) string {
 	if c := meta.FindStatusCondition(get(sbx).Status.Conditions, dsv1alpha1.ConditionReady); c != nil {
