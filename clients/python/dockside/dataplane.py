@@ -75,7 +75,7 @@ class Wire:
         GET: the call names its method in the query. A refusal raises ApiError in the server's words."""
         query = list(params) + ([("method", method)] if method != "GET" else [])
         url = ws_client.get_websocket_url(self._client.configuration.host + path(namespace, name, "files"), query)
-        headers = dict(self._auth_headers(), **{"sec-websocket-protocol": FILES_PROTOCOL})
+        headers = dict(self._headers(), **{"sec-websocket-protocol": FILES_PROTOCOL})
         try:
             return Transfer(ws_client.create_websocket(self._client.configuration, url, headers))
         except WebSocketBadStatusException as exc:
