@@ -113,6 +113,20 @@ func (p *Puller) Pull(req Request) State {
 	return next.join(req)
 }
 
+// Joined returns the running pull of req's image and credentials if req's start waits on it. The image can
+// show on the node before its pull has ended (the daemon has it, the puller has yet to look at it and record
+// it), so a start that joined a pull waits for its end rather than going by the image alone: the end is news
+// to it, and what the pull brought is checked (Brought).
+func (p *Puller) Joined(req Request) (State, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl := p.pulls[pullKey(req.Ref, req.Auth)]
+	if pl == nil || !pl.ended.IsZero() || pl.waiters[req.Start] == nil {
+		return State{}, false
+	}
+	return pl.state(), true
+}
+
 // Brought returns the latest pull of req's image and credentials if req's start waited on it and it ended
 // with the image on the node: what it brought is to be checked, and its end is news once.
 func (p *Puller) Brought(req Request) (State, bool) {

@@ -57,6 +57,12 @@ func TestPullerMakesOnePullForManyWaitersAndWakesThemAll(t *testing.T) {
 	second := p.Pull(request("reg.example/a:1", "two", time.Minute))
 	g.Expect(second.Waiters).To(Equal(2))
 
+	st, joined := p.Joined(request("reg.example/a:1", "two", time.Minute))
+	g.Expect(joined).To(BeTrue(), "a start waits on the pull it joined until the pull has ended")
+	g.Expect(st.Pulling).To(BeTrue())
+	_, joined = p.Joined(request("reg.example/a:1", "three", time.Minute))
+	g.Expect(joined).To(BeFalse(), "a start that did not join it does not wait on it")
+
 	g.Eventually(func() int { return woken(out, 50*time.Millisecond)["two"] }).Should(BeNumerically(">=", 1))
 	g.Eventually(func() bool { _, ok := p.Brought(request("reg.example/a:1", "one", time.Minute)); return ok }).Should(BeTrue())
 	g.Expect(docker.Calls(fake.OpPullImage)).To(Equal(1))
@@ -66,6 +72,8 @@ func TestPullerMakesOnePullForManyWaitersAndWakesThemAll(t *testing.T) {
 	g.Expect(st.News).To(BeTrue())
 	st, _ = p.Brought(request("reg.example/a:1", "two", time.Minute))
 	g.Expect(st.News).To(BeFalse(), "the end is news once")
+	_, joined = p.Joined(request("reg.example/a:1", "two", time.Minute))
+	g.Expect(joined).To(BeFalse(), "an ended pull is waited on no more")
 	_, ok = p.Brought(request("reg.example/a:1", "three", time.Minute))
 	g.Expect(ok).To(BeFalse(), "a start that did not wait on it was not brought anything by it")
 }

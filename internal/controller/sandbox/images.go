@@ -89,6 +89,9 @@ func (r *Reconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*o
 		return nil, r.presentOnly(s, n, img, auth, authErr), nil
 	}
 	req := imagepuller.Request{Ref: n.image, Auth: auth, Waiter: s.key(), Start: s.startID(), Until: s.startupDeadline}
+	if st, joined := r.Images.Joined(req); joined {
+		return r.followPull(s, n, st), false, nil // the pull's end wakes this start
+	}
 	st, brought := r.Images.Brought(req)
 	// An image present only because other credentials pulled it is used once the registry took these.
 	verify := img.Exists && !brought && n.policy != dsv1alpha1.PullAlways && !r.Images.Usable(n.image, img.ID, auth)
