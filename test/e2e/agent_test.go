@@ -29,6 +29,9 @@ func startAgent(node, kubeconfig, logPath string, extra ...string) (*agentProces
 		// ... holding 60 GiB of memory limits and workspaces, more than this host has: the suite tests other
 		// things than admission by memory (the integration tier does), and its Sandboxes use little of it.
 		"--allocatable-memory=1Ti",
+		// Likewise their CPU limits: the density spec's 60 primaries and 12 services ask more than the 64 CPUs
+		// the default overcommit makes of 2 (room by pids and CPU is tested in the integration tier).
+		"--cpu-overcommit=1000",
 		"--checkpoint-dir="+checkpoints,
 		"--kubeconfig="+kubeconfig,
 		"--metrics-bind-address=0",

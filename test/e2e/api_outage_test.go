@@ -34,7 +34,7 @@ var _ = Describe("An API server that stops answering", Label("api-outage"), func
 		DeferCleanup(deleteAllIn, ns)
 		logStart := logSize()
 		DeferCleanup(func() { printAgentLogOnFailure(logStart) })
-		port, release := slowInternet()
+		port, serving, release := slowInternet()
 
 		var manifests strings.Builder
 		for i := range outageSessions {
@@ -63,6 +63,8 @@ var _ = Describe("An API server that stops answering", Label("api-outage"), func
 		for _, name := range names {
 			waitFor(ns, "execution/"+name, "jsonpath={.status.phase}=Running", 5*time.Minute)
 		}
+		// Running is the agent's record; the download is under way once the server has sent its first line.
+		Eventually(serving).WithTimeout(2*time.Minute).Should(BeClosed(), "the download is under way before the freeze")
 
 		By("kube-apiserver frozen")
 		pid, err := controlprocs.APIServer(cp.Config.Host)
@@ -167,18 +169,20 @@ func onlyContainerByLabel(ns, name string) string {
 }
 
 // slowInternet is the spec's stand-in for a server on the internet, on the host's loopback: "/" answers
-// hello, "/slow" sends a line a second until release is called, then "end".
-func slowInternet() (port int, release func()) {
+// hello, "/slow" sends a line a second until release is called, then "end"; serving closes at its first line.
+func slowInternet() (port int, serving <-chan struct{}, release func()) {
 	GinkgoHelper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	Expect(err).NotTo(HaveOccurred())
-	released := make(chan struct{})
+	released, started := make(chan struct{}), make(chan struct{})
+	markStarted := sync.OnceFunc(func() { close(started) })
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello") })
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		for i := 0; ; i++ {
 			fmt.Fprintf(w, "chunk %03d\n", i)
 			w.(http.Flusher).Flush()
+			markStarted()
 			select {
 			case <-r.Context().Done():
 				return
@@ -192,5 +196,5 @@ func slowInternet() (port int, release func()) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	DeferCleanup(srv.Close)
-	return l.Addr().(*net.TCPAddr).Port, sync.OnceFunc(func() { close(released) })
+	return l.Addr().(*net.TCPAddr).Port, started, sync.OnceFunc(func() { close(released) })
 }
