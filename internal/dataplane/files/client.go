@@ -51,16 +51,23 @@ func Dial(ctx context.Context, cfg *rest.Config, u url.URL, method string) (*web
 	return conn, nil
 }
 
-// Send uploads body over conn and returns the agent's outcome. A body that fails to read closes the
-// connection without the end, and the agent keeps nothing of it.
+// Send uploads body over conn and returns the agent's outcome. The outcome is read while the body goes, so
+// an agent that ends the call early (a full mount) stops the upload at once. A body that fails to read
+// closes the connection without the end, and the agent keeps nothing of it.
 func Send(conn *websocket.Conn, body io.Reader) error {
+	outcome := make(chan error, 1)
+	go func() { outcome <- Outcome(conn, nil) }()
 	buf := make([]byte, sendBlock)
 	for {
+		select {
+		case err := <-outcome:
+			return endedEarly(conn, err)
+		default:
+		}
 		n, rerr := body.Read(buf)
 		if n > 0 {
 			if err := conn.WriteMessage(websocket.BinaryMessage, buf[:n]); err != nil {
-				// The agent may have ended the call (a full mount): its outcome says why.
-				return errors.Join(Outcome(conn, nil), fmt.Errorf("sending: %w", err))
+				return errors.Join(<-outcome, fmt.Errorf("sending: %w", err))
 			}
 		}
 		if errors.Is(rerr, io.EOF) {
@@ -72,9 +79,19 @@ func Send(conn *websocket.Conn, body io.Reader) error {
 		}
 	}
 	if err := conn.WriteMessage(websocket.TextMessage, []byte(EndOfBody)); err != nil {
-		return errors.Join(Outcome(conn, nil), fmt.Errorf("sending: %w", err))
+		return errors.Join(<-outcome, fmt.Errorf("sending: %w", err))
 	}
-	return Outcome(conn, nil)
+	return <-outcome
+}
+
+// endedEarly is an upload's outcome that came before the upload's end: the agent's refusal, or a success that
+// cannot be one. The connection closes with the WebSocket's own closing handshake.
+func endedEarly(conn *websocket.Conn, outcome error) error {
+	_ = conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+	if outcome == nil {
+		return errors.New("the agent ended the call before the upload did")
+	}
+	return outcome
 }
 
 // Outcome copies the data the agent sends to data (nil: none is expected) and returns its outcome: nil for

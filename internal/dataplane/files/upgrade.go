@@ -38,6 +38,9 @@ const EndOfBody = "end"
 // transferIdle ends an upgraded call whose connection moved nothing for this long.
 const transferIdle = 5 * time.Minute
 
+// closeWait is how long an ended call waits for its client to close after the outcome.
+const closeWait = 30 * time.Second
+
 var upgrader = websocket.Upgrader{
 	Subprotocols:    []string{Protocol},
 	ReadBufferSize:  64 << 10,
@@ -225,7 +228,21 @@ func (t *transfer) finish() {
 		outcome, _ = json.Marshal(st)
 	}
 	_ = t.conn.SetWriteDeadline(time.Now().Add(transferIdle))
-	if t.conn.WriteMessage(websocket.TextMessage, outcome) == nil {
-		_ = t.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+	if t.conn.WriteMessage(websocket.TextMessage, outcome) == nil &&
+		t.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")) == nil {
+		t.drain()
+	}
+}
+
+// drain reads and drops what the client still sends until it closes its end or goes quiet for closeWait.
+// Closing with unread data in hand makes the kernel reset the connection, and a reset loses what the client
+// has not read yet: an upload the agent ended early (a full mount) would reach its client as a broken
+// connection instead of the outcome that says why.
+func (t *transfer) drain() {
+	for {
+		_ = t.conn.SetReadDeadline(time.Now().Add(closeWait))
+		if _, _, err := t.conn.NextReader(); err != nil {
+			return
+		}
 	}
 }
