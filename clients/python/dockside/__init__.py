@@ -13,10 +13,11 @@ from .errors import (ApiError, CheckpointFailed, CodeTimeout, CommandTimeout, De
                      SandboxFailed, SandboxGone, SandboxNotReady, SandboxPoisoned, WaitTimeout)
 from .execution import Result
 from .files import FileInfo
+from .processes import ProcessHandle
 from .provider import DocksideSandbox
 from .sandbox import Sandbox
 
 __all__ = ["Sandbox", "AsyncSandbox", "Checkpoint", "Result", "DocksideError", "ApiError", "WaitTimeout",
            "SandboxFailed", "SandboxGone", "SandboxNotReady", "SandboxPoisoned", "DeadlineExceeded",
-           "CheckpointFailed", "CommandResult", "CommandHandle", "CommandTimeout", "FileInfo", "CodeResult",
+           "CheckpointFailed", "CommandResult", "CommandHandle", "ProcessHandle", "CommandTimeout", "FileInfo", "CodeResult",
            "CodeValue", "CodeError", "CodeTimeout", "Interpreter", "DocksideSandbox"]

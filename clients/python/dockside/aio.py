@@ -112,9 +112,10 @@ class AsyncCommands:
 
     async def run(self, cmd, stdin=None, timeout=60, on_stdout=None, on_stderr=None, background=False, env=None,
                   cwd=None):
-        """Commands.run. background=True returns the CommandHandle (its wait blocks: run it in a thread)."""
-        handle = await asyncio.to_thread(self._commands.start, cmd, stdin, on_stdout, on_stderr, background, env,
-                                         cwd)
+        """Commands.run. background=True returns the ProcessHandle (its calls block: run them in a thread);
+        the process runs on whatever becomes of the awaiting task."""
         if background:
-            return handle
+            return await asyncio.to_thread(self._commands.run, cmd, stdin, timeout, on_stdout, on_stderr, True, env,
+                                           cwd)
+        handle = await asyncio.to_thread(self._commands.start, cmd, stdin, on_stdout, on_stderr, env, cwd)
         return await stoppable(functools.partial(finish, handle, timeout), handle.kill)

@@ -56,6 +56,11 @@ class Api:
         """A files call on the Sandbox over an upgraded connection (dataplane.Transfer)."""
         return self._wire.transfer(namespace, name, method, params)
 
+    def processes(self, namespace, name, method, sub, params, body=None, timeout=None):
+        """The streamed response of a call on the Sandbox's processes subresource: sub is "" or "/ID[/what]"
+        (dataplane.py)."""
+        return self._wire.request(method, namespace, name, "processes" + sub, params, body=body, timeout=timeout)
+
     def get(self, namespace, plural, name):
         return self._call(self._custom.get_namespaced_custom_object, GROUP, VERSION, namespace, plural, name,
                           missing=(404,))

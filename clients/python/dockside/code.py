@@ -129,7 +129,7 @@ class Interpreter:
 
     def _start(self):
         self._messages, self._partial = queue.Queue(), ""
-        self._handle = self._commands.run(COMMAND, background=True, on_stdout=self._feed)
+        self._handle = self._commands.start(COMMAND, on_stdout=self._feed, open_stdin=True)
         threading.Thread(target=self._watch, args=(self._handle, self._messages), daemon=True).start()
         deadline = time.monotonic() + START_SECONDS
         msg, self._printed = self._next(deadline), []

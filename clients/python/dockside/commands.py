@@ -10,35 +10,12 @@ import threading
 
 from websocket import ABNF, WebSocketException
 
+from . import processes
+from .commandio import CommandResult, chunks
 from .errors import CommandTimeout, DocksideError, WaitTimeout
 
 STDIN, STDOUT, STDERR, ERROR = 0, 1, 2, 3
 CLOSE_SIGNAL = 255  # v5: [255, channel] ends that channel (our stdin) while the output goes on
-CHUNK = 32 * 1024  # bytes of stdin per message
-
-
-class CommandResult:
-    """How a command ended: exit_code (None when the client ended it first), its stdout and stderr as text
-    (UTF-8; invalid bytes replaced) and as bytes (stdout_bytes, stderr_bytes)."""
-
-    def __init__(self, exit_code, stdout_bytes, stderr_bytes):
-        self.exit_code = exit_code
-        self.stdout_bytes, self.stderr_bytes = bytes(stdout_bytes), bytes(stderr_bytes)
-
-    @property
-    def stdout(self):
-        return self.stdout_bytes.decode("utf-8", "replace")
-
-    @property
-    def stderr(self):
-        return self.stderr_bytes.decode("utf-8", "replace")
-
-    @property
-    def ok(self):
-        return self.exit_code == 0
-
-    def __repr__(self):
-        return f"CommandResult(exit_code={self.exit_code}, stdout={self.stdout!r}, stderr={self.stderr!r})"
 
 
 def argv_of(cmd, env=None, cwd=None):
@@ -55,22 +32,6 @@ def argv_of(cmd, env=None, cwd=None):
             raise ValueError(f"environment variable names may not be empty or hold '=': {bad}")
         argv = ["env"] + [f"{k}={v}" for k, v in sorted(env.items())] + argv
     return argv
-
-
-def chunks(data):
-    """stdin as bytes pieces of at most CHUNK: from str (UTF-8), bytes, or a binary file object."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        view = memoryview(data)
-        for i in range(0, len(view), CHUNK):
-            yield bytes(view[i:i + CHUNK])
-        return
-    while True:
-        piece = data.read(CHUNK)
-        if not piece:
-            return
-        yield piece.encode("utf-8") if isinstance(piece, str) else piece
 
 
 class CommandHandle:
@@ -211,7 +172,8 @@ def exit_code(status):
 
 class Commands:
     """sbx.commands: commands streamed through the exec subresource (RBAC: create on sandboxes/exec in
-    subresources.dockside.dev, which dockside-edit has)."""
+    subresources.dockside.dev, which dockside-edit has), and background processes through the processes
+    subresource (get and create on sandboxes/processes, dockside-edit too)."""
 
     def __init__(self, api, namespace, name):
         self._api, self._namespace, self._name = api, namespace, name
@@ -224,25 +186,43 @@ class Commands:
         limit) the stream is closed (the agent ends the command once it notices) and CommandTimeout is raised
         with the output so far; a KeyboardInterrupt closes it the same way.
 
-        background=True returns a CommandHandle at once instead, its stdin left open for send_stdin (stdin,
-        when given, is written first) and timeout not applied (wait(timeout) or kill() it).
+        background=True starts it through the processes subresource instead and returns its ProcessHandle
+        at once (processes.py): it runs on without the client's connection, its stdin open for send_stdin
+        (stdin, when given, is written first), timeout not applied (wait(timeout) or kill() it).
 
         env ({NAME: value}) is added to the command's environment and cwd is its directory, through the
         image's env and sh."""
-        handle = self.start(cmd, stdin, on_stdout, on_stderr, background, env, cwd)
-        return handle if background else finish(handle, timeout)
-
-    def start(self, cmd, stdin=None, on_stdout=None, on_stderr=None, background=False, env=None, cwd=None):
-        """The CommandHandle of cmd, started; stdin is written (and, unless background, closed) as in run."""
-        argv = argv_of(cmd, env, cwd)
-        sock = self._api.exec(self._namespace, self._name, argv, stdin=background or stdin is not None)
-        handle = CommandHandle(sock, on_stdout, on_stderr)
         if background:
+            return processes.start(self._api, self._namespace, self._name, argv_of(cmd, env, cwd), stdin,
+                                   on_stdout, on_stderr)
+        return finish(self.start(cmd, stdin, on_stdout, on_stderr, env, cwd), timeout)
+
+    def start(self, cmd, stdin=None, on_stdout=None, on_stderr=None, env=None, cwd=None, open_stdin=False):
+        """The CommandHandle of cmd, started on an exec stream, which it ends with; stdin is written and closed
+        as in run, or with open_stdin written first and left open for send_stdin (a session of the client's,
+        as the interpreter's)."""
+        argv = argv_of(cmd, env, cwd)
+        sock = self._api.exec(self._namespace, self._name, argv, stdin=open_stdin or stdin is not None)
+        handle = CommandHandle(sock, on_stdout, on_stderr)
+        if open_stdin:
             if stdin is not None:
                 handle.send_stdin(stdin)
         elif stdin is not None:
             threading.Thread(target=feed, args=(handle, stdin), name="dockside-stdin", daemon=True).start()
         return handle
+
+    def connect(self, process_id, on_stdout=None, on_stderr=None):
+        """The ProcessHandle of a background process started earlier, by any client, found by its ID;
+        on_stdout and on_stderr get its output from the first byte the agent kept. ApiError NotFound when the
+        Sandbox has no such process (an ended one is kept 15 minutes)."""
+        handle = processes.ProcessHandle(self._api, self._namespace, self._name, {"id": process_id})
+        info = handle.info()
+        return processes.ProcessHandle(self._api, self._namespace, self._name, info, on_stdout, on_stderr)
+
+    def list(self):
+        """The Sandbox's background processes and the execs that named themselves, oldest first, as the
+        agent reports them (dicts: id, command, background, running, exitCode, ...)."""
+        return processes.list_all(self._api, self._namespace, self._name)
 
 
 def finish(handle, timeout):

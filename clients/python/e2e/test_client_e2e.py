@@ -8,6 +8,8 @@ import hashlib
 import io
 import os
 import runpy
+import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -48,6 +50,16 @@ for p in os.listdir('/proc'):
         pass
 print(n)
 """
+# Starts a background process in the Sandbox named by argv[1], writes to its stdin, prints its ID and exits.
+START_SCRIPT = """
+import sys
+from dockside import Sandbox
+h = Sandbox.attach(sys.argv[1]).commands.run(
+    'trap "echo term; exit 4" TERM; echo up; read x; echo got $x; while :; do sleep 1; done', background=True)
+h.send_stdin("hello\\n")
+print(h.id)
+"""
+CLIENT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 PID1_START = "print(open('/proc/1/stat').read().rsplit(')', 1)[1].split()[19])"  # starttime of PID 1
 
 
@@ -143,6 +155,22 @@ class SessionWithServiceTest(unittest.TestCase):
             wait_until(lambda: sbx.commands.run(["python3", "-c", COUNT_SLEEPS], timeout=30).stdout == "1\n")
             h.kill()
             wait_until(lambda: sbx.commands.run(["python3", "-c", COUNT_SLEEPS], timeout=30).stdout == "0\n")
+            self.assertEqual(h.wait(timeout=60).exit_code, 137, "SIGKILL, as Docker reports it")
+
+            # A background process outlives the client that started it: another Python process starts it and
+            # exits, and this one finds it by its ID, follows its output and signals it.
+            starter = subprocess.run([sys.executable, "-c", START_SCRIPT, sbx.name], capture_output=True, text=True,
+                                     timeout=120, env=dict(os.environ, PYTHONPATH=CLIENT_DIR))
+            self.assertEqual(starter.returncode, 0, starter.stderr)
+            seen = []
+            h = sbx.commands.connect(starter.stdout.strip(), on_stdout=seen.append)
+            wait_until(lambda: "".join(seen) == "up\ngot hello\n")
+            self.assertTrue(h.running(), "its client is gone, it runs on")
+            self.assertIn(h.id, [p["id"] for p in sbx.commands.list() if p["running"]])
+            self.assertTrue(h.kill("TERM"))
+            res = h.wait(timeout=60)
+            self.assertEqual((res.exit_code, res.stdout, "".join(seen)), (4, "up\ngot hello\nterm\n", res.stdout))
+            self.assertFalse(h.kill(), "it has ended")
 
             blob = os.urandom(5 << 20)
             info = sbx.files.write("/workspace/blob", blob, mode=0o600)

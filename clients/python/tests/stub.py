@@ -29,6 +29,8 @@ class StubApi:
         self.next_socket = ExecSocket  # makes the next one
         self.filesystem = StubFiles()
         self.requests = []  # (method, params, headers) of the files requests
+        self.process_table = None  # the processes subresource, made at its first call
+        self.process_calls = []  # (method, sub, params) of the processes requests
 
     def exec(self, namespace, name, argv, stdin, tty=False):
         self.calls.append(("exec", "sandboxes", name, {"command": argv, "stdin": stdin, "tty": tty}))
@@ -39,6 +41,17 @@ class StubApi:
     def files(self, namespace, name, method, params, body=None, headers=None, timeout=None):
         self.requests.append((method, params, headers))
         resp = self.filesystem(method, params, body)
+        if resp.status >= 400:  # as dataplane.Wire.request raises
+            from dockside.dataplane import status_error
+            raise status_error(resp.status, resp.read(), "")
+        return resp
+
+    def processes(self, namespace, name, method, sub, params, body=None, timeout=None):
+        from tests.stub_processes import StubProcesses
+        self.process_calls.append((method, sub, list(params)))
+        if self.process_table is None:
+            self.process_table = StubProcesses()
+        resp = self.process_table(method, sub, params, body)
         if resp.status >= 400:  # as dataplane.Wire.request raises
             from dockside.dataplane import status_error
             raise status_error(resp.status, resp.read(), "")

@@ -1,10 +1,12 @@
 import json
 import threading
+import time
 import unittest
 from unittest import mock
 
-from dockside import CommandTimeout, DocksideError, WaitTimeout
-from dockside.commands import CHUNK, CommandHandle
+from dockside import ApiError, CommandTimeout, DocksideError, WaitTimeout
+from dockside.commandio import CHUNK
+from dockside.commands import CommandHandle
 from tests.stub import ExecSocket, StubApi, healthy_agent
 from tests.test_sandbox import sandbox
 
@@ -137,36 +139,90 @@ class RunTest(unittest.TestCase):
 
 
 class BackgroundTest(unittest.TestCase):
-    def test_a_handle_gives_its_output_so_far_takes_stdin_and_waits(self):
-        def echo(sock, message):
-            if message[:1] == b"\x00":
-                sock.out(STDOUT, message[1:].upper())
-            elif message == b"\xff\x00":
-                sock.exit(0)
+    """background=True through the processes subresource: plain calls, each process a local one behind the
+    stub (stub_processes.py), whose follow requests end after 0.3 s as the agent's end after 45 s."""
 
-        api = StubApi(healthy_agent)
-        api.next_socket = lambda: ExecSocket(echo)
-        h = sandbox(api).start().commands.run("tr a-z A-Z", background=True, stdin="first\n")
-        self.assertTrue(api.calls[-1][3]["stdin"])  # open for send_stdin
+    def setUp(self):
+        self.api = StubApi(healthy_agent)
+        self.sbx = sandbox(self.api).start()
+        self.addCleanup(lambda: self.api.process_table and self.api.process_table.kill_all())
+
+    def test_a_handle_gives_its_output_so_far_takes_stdin_and_waits(self):
+        h = self.sbx.commands.run('while read l; do echo "$l" | tr a-z A-Z; done', background=True,
+                                  stdin="first\n")
+        self.assertEqual(self.api.sockets, [], "no exec stream is held open")
+        method, sub, params = self.api.process_calls[0]
+        self.assertEqual((method, sub), ("POST", ""))
+        self.assertEqual(params, [("command", "sh"), ("command", "-c"),
+                                  ("command", 'while read l; do echo "$l" | tr a-z A-Z; done'), ("stdin", "true")])
+        self.assertEqual(self.api.process_calls[1][:2], ("POST", f"/{h.id}/stdin"))
         h.send_stdin(b"second\n")
         self.assertTrue(h.running())
-        with self.assertRaises(WaitTimeout):
-            h.wait(timeout=0.1)  # it runs on
-        self.assertEqual(h.stdout, "FIRST\nSECOND\n")
+        with self.assertRaises(WaitTimeout) as caught:
+            h.wait(timeout=0.5)  # it runs on
+        self.assertIsNone(caught.exception.result.exit_code)
+        wait_for(lambda: h.stdout == "FIRST\nSECOND\n")
         h.close_stdin()
-        res = h.wait(timeout=10)
+        res = h.wait(timeout=30)
         self.assertEqual((res.exit_code, res.stdout), (0, "FIRST\nSECOND\n"))
         self.assertFalse(h.running())
 
-    def test_kill_closes_the_stream_and_the_result_has_no_exit_code(self):
-        api, sbx = started(lambda sock: sock.out(STDOUT, b"serving\n"))
-        h = sbx.commands.run("python3 -m http.server", background=True)
+    def test_kill_signals_its_group_and_wait_has_the_exit_code(self):
+        h = self.sbx.commands.run('trap "echo term; exit 4" TERM; echo up; while :; do sleep 0.1; done',
+                                  background=True)
+        wait_for(lambda: h.stdout == "up\n")
+        self.assertTrue(h.kill("TERM"))
+        res = h.wait(timeout=30)
+        self.assertEqual((res.exit_code, res.stdout), (4, "up\nterm\n"))
+        self.assertFalse(h.kill(), "it had ended")
+        self.assertIn(("POST", f"/{h.id}/signal", [("signal", "TERM")]), self.api.process_calls)
+
+        h = self.sbx.commands.run("exec sleep 300", background=True)
         h.kill()
-        self.assertTrue(api.sockets[0].closed.is_set())
-        res = h.wait(timeout=10)
-        self.assertIsNone(res.exit_code)
-        with self.assertRaisesRegex(DocksideError, "CommandEnded"):
-            h.send_stdin("late\n")
+        self.assertEqual(h.wait(timeout=30).exit_code, 137, "SIGKILL, as Docker reports it")
+
+    def test_callbacks_get_the_output_as_it_is_written_across_follow_requests(self):
+        seen = {"out": [], "err": []}
+        h = self.sbx.commands.run("echo one; sleep 1; echo two; echo warn >&2; printf 'tw\\303'; sleep 0.5; "
+                                  "printf '\\266\\n'", background=True, on_stdout=seen["out"].append,
+                                  on_stderr=seen["err"].append)
+        wait_for(lambda: seen["out"] == ["one\n"])
+        self.assertTrue(h.running(), "the first line came while it ran")
+        res = h.wait(timeout=30)
+        self.assertEqual((res.exit_code, "".join(seen["out"]), "".join(seen["err"])),
+                         (0, "one\ntwo\ntw\u00f6\n", "warn\n"))
+        self.assertTrue(all("\ufffd" not in t for t in seen["out"]), "never a split character")
+        follows = [c for c in self.api.process_calls if c[1] == f"/{h.id}/stdout" and ("follow", "true") in c[2]]
+        self.assertGreater(len(follows), 2, "the follow was asked again from where it got to")
+
+    def test_a_callback_that_raises_kills_the_process_and_wait_raises_it(self):
+        def fail(text):
+            raise ValueError("stop here")
+
+        h = self.sbx.commands.run("echo line; exec sleep 300", background=True, on_stdout=fail)
+        with self.assertRaisesRegex(ValueError, "stop here"):
+            h.wait(timeout=30)
+        self.assertFalse(h.running())
+
+    def test_a_process_is_found_again_by_its_id(self):
+        h = self.sbx.commands.run("echo started; read x; echo got $x", background=True)
+        wait_for(lambda: h.stdout == "started\n")
+        again = sandbox(self.api).commands.connect(h.id)  # another client, knowing only the ID
+        self.assertEqual(again.command, ["sh", "-c", "echo started; read x; echo got $x"])
+        self.assertEqual([p["id"] for p in self.sbx.commands.list()], [h.id])
+        again.send_stdin("it\n")
+        self.assertEqual(again.wait(timeout=30).stdout, "started\ngot it\n")
+        with self.assertRaises(ApiError) as caught:
+            self.sbx.commands.connect("nope")
+        self.assertEqual((caught.exception.status, caught.exception.reason), (404, "NotFound"))
+
+
+def wait_for(cond, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition never held")
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":
