@@ -13,6 +13,8 @@
 //	cp          copy a file or a directory, of any size, into or out of a Sandbox (files subresource)
 //	ls          list a directory of a Sandbox (files subresource)
 //	port-forward forward a local port to a port of the Sandbox or of one of its services
+//	ps          list the processes the data plane started in a Sandbox, and the execs that named themselves
+//	kill        signal one of them by its ID
 //	mcp         serve Sandboxes to an MCP host over stdio (docs/mcp.md)
 //
 // Each verb's -h says what it does and its exit codes.
@@ -41,12 +43,14 @@ Verbs:
   cp          SANDBOX:PATH LOCAL | LOCAL SANDBOX:PATH   copy a file or directory out or in
   ls          SANDBOX [PATH]                list a directory of a Sandbox
   port-forward SANDBOX [SERVICE:]PORT [LOCAL]  forward a local port to the Sandbox's or a service's port
+  ps          SANDBOX                       list its background processes and named execs
+  kill        SANDBOX PROCESS [-s SIGNAL]   signal a process that ps lists (default TERM)
   mcp         --image IMAGE...              serve Sandboxes to an MCP host over stdio (docs/mcp.md)
 
 Every verb takes --kubeconfig, --context and -n/--namespace, and -h for its own usage.
 Exit codes of every verb but exec and run: 0 done, 1 Dockside or the API server reported a failure (printed),
-2 usage error, 3 cp's copy is past the bound of the mount it goes to, 124 --timeout passed while waiting,
-130 interrupted.
+2 usage error, 3 cp's copy is past the bound of the mount it goes to, 4 kill's process had ended already,
+124 --timeout passed while waiting, 130 interrupted.
 `
 
 // verbs are the plugin's verbs but exec and run, which parse its arguments its own way (everything after the
@@ -62,6 +66,8 @@ func verbs() map[string]verb {
 		"cp":           cpVerb(),
 		"ls":           lsVerb(),
 		"port-forward": portForwardVerb(),
+		"ps":           psVerb(),
+		"kill":         killVerb(),
 		"mcp":          mcpVerb(),
 	}
 }

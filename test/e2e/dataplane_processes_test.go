@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -152,6 +153,54 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 		code, body = processes(ns, "box", "POST", "/job/signal?signal=TERM")
 		Expect(code).To(Equal(http.StatusConflict), body)
 		Expect(body).To(ContainSubstring(`process \"job\" has ended`))
+	})
+
+	It("lists processes and signals them by ID through kubectl dockside ps and kill, with their exit codes", func() {
+		start := url.Values{"id": {"svc"}, "command": {"sh", "-c", `trap "exit 5" TERM; echo up; while :; do sleep 1; done`}}
+		code, body := processes(ns, "box", "POST", "?"+start.Encode())
+		Expect(code).To(Equal(http.StatusCreated), body)
+		Eventually(func() string {
+			_, out := processes(ns, "box", "GET", "/svc/stdout")
+			return out
+		}).WithTimeout(time.Minute).Should(Equal("up\n"))
+		// An exec without a terminal names itself (kubectl-...), and ps lists it too.
+		cmd := pluginCommand("exec", "-n", ns, "box", "--", "sh", "-c", "echo ready; exec sleep 300")
+		lines, stderr := startLines(cmd)
+		DeferCleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		Eventually(lines, time.Minute).Should(Receive(Equal("ready")), "stderr: %s", stderr.String())
+
+		res := dockside("ps", "", "-n", ns, "box")
+		Expect(res.code).To(BeZero(), res.stderr)
+		Expect(res.stdout).To(HavePrefix("ID "))
+		Expect(res.stdout).To(MatchRegexp(`(?m)^svc +background +Running +\S+ +sh -c trap "exit 5" TERM; echo up;`))
+		execLine := regexp.MustCompile(`(?m)^(kubectl-[0-9a-f]+) +exec +Running +\S+ +sh -c echo ready; exec sleep 300$`).FindStringSubmatch(res.stdout)
+		Expect(execLine).To(HaveLen(2), res.stdout)
+
+		res = dockside("kill", "", "-n", ns, "box", "svc")
+		Expect(res.code).To(BeZero(), res.stderr)
+		Expect(res.stdout).To(Equal("sent SIGTERM to process \"svc\"\n"))
+		Eventually(func() string {
+			return dockside("ps", "", "-n", ns, "box").stdout
+		}).WithTimeout(time.Minute).Should(MatchRegexp(`(?m)^svc +background +Exited\(5\) `), "its trap ran")
+		res = dockside("kill", "", "-n", ns, "box", "svc", "-s", "KILL")
+		Expect(res.code).To(Equal(4), "ended already: %s", res.stderr)
+		Expect(res.stderr).To(ContainSubstring(`process "svc" has ended`))
+
+		res = dockside("kill", "", "-n", ns, "box", execLine[1], "-s", "KILL")
+		Expect(res.code).To(BeZero(), res.stderr)
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		Expect(errors.As(err, &exit)).To(BeTrue(), "killed: %v; stderr: %s", err, stderr.String())
+		Expect(exit.ExitCode()).To(Equal(137), "stderr: %s", stderr.String())
+
+		res = dockside("kill", "", "-n", ns, "box", "nope")
+		Expect(res.code).To(Equal(1), res.stderr)
+		Expect(res.stderr).To(ContainSubstring(`Sandbox "box" has no process "nope"`))
+		res = dockside("kill", "", "-n", ns, "box", "svc", "-s", "BOGUS")
+		Expect(res.code).To(Equal(2), res.stderr)
+		Expect(res.stderr).To(ContainSubstring(`signal="BOGUS" is not one of`))
+		res = dockside("ps", "", "-n", ns, "missing")
+		Expect(res.code).To(Equal(1), res.stderr)
 	})
 
 	It("sends Ctrl-C on to a command without a terminal (kubectl dockside exec)", func() {
