@@ -10,6 +10,7 @@ import functools
 
 from . import execution
 from .commands import finish
+from .files import Files, Stopper
 from .sandbox import Sandbox
 
 
@@ -70,6 +71,10 @@ class AsyncSandbox:
     def commands(self):
         return AsyncCommands(self.sync.commands)
 
+    @property
+    def files(self):
+        return AsyncFiles(self.sync)
+
     async def run_code(self, code, timeout=60, on_stdout=None, on_stderr=None, max_output_bytes=None):
         """Sandbox.run_code; cancelling interrupts the code (the session keeps its state, or is killed when the
         code does not stop), as a timeout does."""
@@ -119,3 +124,47 @@ class AsyncCommands:
                                            cwd)
         handle = await asyncio.to_thread(self._commands.start, cmd, stdin, on_stdout, on_stderr, env, cwd)
         return await stoppable(functools.partial(finish, handle, timeout), handle.kill)
+
+
+class AsyncFiles:
+    """sbx.files with awaitable methods (Files'). Cancelling one shuts its upgraded connection at once (every
+    read, every tar, every write past 1 MiB use one), which ends the call in the agent: a write leaves
+    nothing, a tar upload the entries before that point. A small plain call (stat, list, remove, make_dir, a
+    write of at most 1 MiB) runs to its end, seconds at most, before the cancel goes on."""
+
+    def __init__(self, sandbox):
+        self._sbx = sandbox
+
+    async def read(self, path, format="text"):
+        if format == "stream":
+            raise ValueError('format="stream" is not awaitable: read "bytes", or download() to a directory')
+        return await self._call("read", path, format)
+
+    async def write(self, path, data, mode=None):
+        return await self._call("write", path, data, mode)
+
+    async def stat(self, path):
+        return await self._call("stat", path)
+
+    async def exists(self, path):
+        return await self._call("exists", path)
+
+    async def list(self, path):
+        return await self._call("list", path)
+
+    async def remove(self, path, recursive=False):
+        return await self._call("remove", path, recursive)
+
+    async def make_dir(self, path, parents=True):
+        return await self._call("make_dir", path, parents)
+
+    async def upload(self, local_dir, remote_dir):
+        return await self._call("upload", local_dir, remote_dir)
+
+    async def download(self, remote_dir, local_dir):
+        return await self._call("download", remote_dir, local_dir)
+
+    async def _call(self, method, *args):
+        stopper = Stopper()
+        files = Files(self._sbx._api, self._sbx.namespace, self._sbx.name, stopper)
+        return await stoppable(functools.partial(getattr(files, method), *args), stopper.stop)

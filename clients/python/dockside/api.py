@@ -52,9 +52,10 @@ class Api:
         return self._wire.request(method, namespace, name, "files", params, body=body, headers=headers,
                                   timeout=timeout)
 
-    def files_transfer(self, namespace, name, method, params):
-        """A files call on the Sandbox over an upgraded connection (dataplane.Transfer)."""
-        return self._wire.transfer(namespace, name, method, params)
+    def files_transfer(self, namespace, name, method, params, timeout):
+        """A files call on the Sandbox over an upgraded connection (dataplane.Transfer), given up after timeout
+        seconds without a byte."""
+        return self._wire.transfer(namespace, name, method, params, timeout)
 
     def processes(self, namespace, name, method, sub, params, body=None, timeout=None):
         """The streamed response of a call on the Sandbox's processes subresource: sub is "" or "/ID[/what]"

@@ -6,11 +6,12 @@ HTTP through the client's connection pool, and a large body travels over a conne
 (Transfer), which the API server's request timeout does not cut."""
 
 import json
+import socket
 from urllib.parse import quote, urlencode
 
 from kubernetes.stream import ws_client
 from urllib3.exceptions import HTTPError
-from websocket import ABNF, WebSocketBadStatusException, WebSocketException
+from websocket import ABNF, WebSocketBadStatusException, WebSocketException, WebSocketTimeoutException
 
 from .errors import ApiError
 from .tracecontext import traceparent
@@ -70,14 +71,17 @@ class Wire:
         except (WebSocketException, OSError) as exc:
             raise ApiError("ApiUnreachable", f"the exec stream could not be opened: {exc}") from None
 
-    def transfer(self, namespace, name, method, params):
-        """A Transfer of the files call (method, params) over an upgraded connection. A WebSocket handshake is a
-        GET: the call names its method in the query. A refusal raises ApiError in the server's words."""
+    def transfer(self, namespace, name, method, params, timeout):
+        """A Transfer of the files call (method, params) over an upgraded connection, given up when no byte
+        moves either way for timeout seconds. A WebSocket handshake is a GET: the call names its method in the
+        query. A refusal raises ApiError in the server's words."""
         query = list(params) + ([("method", method)] if method != "GET" else [])
         url = ws_client.get_websocket_url(self._client.configuration.host + path(namespace, name, "files"), query)
         headers = dict(self._headers(), **{"sec-websocket-protocol": FILES_PROTOCOL})
         try:
-            return Transfer(ws_client.create_websocket(self._client.configuration, url, headers))
+            ws = ws_client.create_websocket(self._client.configuration, url, headers)
+            ws.settimeout(timeout)
+            return Transfer(ws, timeout)
         except WebSocketBadStatusException as exc:
             # The same call without the upgrade runs the same checks and says why; past them it is refused
             # before it moves a body (an upload named by method= needs the upgrade).
@@ -117,16 +121,23 @@ class Wire:
 
 class Transfer:
     """One upgraded files call: send() the body's blocks and end(), or iterate blocks(); both end with the
-    agent's outcome, whose failure raises ApiError."""
+    agent's outcome, whose failure raises ApiError. A call that stops part way (an error, a KeyboardInterrupt,
+    abort() from another thread) shuts its connection at once, which the agent takes as the call's end."""
 
-    def __init__(self, ws):
-        self._ws = ws
+    def __init__(self, ws, timeout):
+        self._ws, self._timeout = ws, timeout
 
     def send(self, block):
         try:
             self._ws.send_binary(block)
+        except WebSocketTimeoutException:
+            self.abort()
+            raise self._stalled() from None
         except (WebSocketException, OSError):
             self.outcome()  # the agent ended the call (a full mount): its outcome says why
+            raise
+        except BaseException:
+            self.abort()
             raise
 
     def end(self):
@@ -141,28 +152,39 @@ class Transfer:
                 opcode, data = self._next()
                 if opcode != ABNF.OPCODE_BINARY:
                     self._answer(data)
-                    return
+                    break
                 yield data
-        finally:
-            self.close()
+        except BaseException:  # a failure, an interrupt, or the caller closing the generator part way
+            self.abort()
+            raise
+        self.close()
 
     def outcome(self):
         try:
             while True:
                 opcode, data = self._next()
                 if opcode != ABNF.OPCODE_BINARY:
-                    return self._answer(data)
-        finally:
-            self.close()
+                    answer = self._answer(data)
+                    break
+        except BaseException:
+            self.abort()
+            raise
+        self.close()
+        return answer
 
     def _next(self):
         try:
             opcode, data = self._ws.recv_data()
+        except WebSocketTimeoutException:
+            raise self._stalled() from None
         except (WebSocketException, OSError) as exc:
             raise ApiError("BrokenOff", f"the connection broke off before the agent said how the call ended: {exc}") from None
         if opcode == ABNF.OPCODE_CLOSE:
             raise ApiError("BrokenOff", "the connection closed before the agent said how the call ended")
         return opcode, data
+
+    def _stalled(self):
+        return ApiError("Stalled", f"no byte moved for {self._timeout}s: the files call was given up")
 
     @staticmethod
     def _answer(data):
@@ -172,4 +194,15 @@ class Transfer:
         return answer
 
     def close(self):
-        self._ws.close()
+        """Ends a call whose outcome came: the closing handshake, bounded by the connection's timeout."""
+        self._ws.close(timeout=1)
+
+    def abort(self):
+        """Shuts the connection at once; thread-safe: a recv or send blocked in another thread ends with it."""
+        sock = self._ws.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # closed already
+        self._ws.shutdown()

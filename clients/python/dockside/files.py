@@ -10,12 +10,15 @@ import posixpath
 import shutil
 import tarfile
 import tempfile
+import threading
 from datetime import datetime
 
 from .errors import ApiError
 
 BLOCK = 1 << 20  # bytes per read of a streamed body
-TIMEOUT = 300  # seconds without a byte before a transfer is given up (the agent spools bodies to disk first)
+# Seconds without a byte either way before a call is given up (ApiError Stalled over an upgraded connection):
+# the agent spools a body to disk before it answers, so a large upload's answer takes a while.
+TIMEOUT = 300
 # A body larger than this, or of unknown length, and every read travel over an upgraded connection, which the
 # API server's --request-timeout (60 s by default) does not cut; a small write stays one plain request.
 PLAIN_BODY = 1 << 20
@@ -44,15 +47,16 @@ class Files:
     raises ApiError with the agent's reason and message (NotFound, Forbidden for the read-only root, Conflict
     for a paused Sandbox, InsufficientStorage for a full mount, ...)."""
 
-    def __init__(self, api, namespace, name):
+    def __init__(self, api, namespace, name, stopper=None):
         self._api, self._namespace, self._name = api, namespace, name
+        self._stopper = stopper
 
     def read(self, path, format="text"):
         """The file's contents: "text" (str, UTF-8), "bytes", or "stream" (an iterator of bytes blocks, for a
         file larger than memory; read it to the end or close it)."""
         if format not in ("text", "bytes", "stream"):
             raise ValueError(f'format={format!r}: "text", "bytes" or "stream"')
-        blocks = self._api.files_transfer(self._namespace, self._name, "GET", [("path", path)]).blocks()
+        blocks = self._transfer("GET", [("path", path)]).blocks()
         if format == "stream":
             return blocks
         data = b"".join(blocks)
@@ -118,7 +122,7 @@ class Files:
         Every entry must land inside local_dir (no absolute names, no .., no link leading out); permission
         bits are kept, owners and set-uid bits are not. Returns the local paths written."""
         os.makedirs(local_dir, exist_ok=True)
-        blocks = self._api.files_transfer(self._namespace, self._name, "GET", [("op", "tar"), ("path", remote_dir)]).blocks()
+        blocks = self._transfer("GET", [("op", "tar"), ("path", remote_dir)]).blocks()
         try:
             with tarfile.open(fileobj=BlockReader(blocks), mode="r|") as tar:
                 written = [extract(tar, member, local_dir) for member in tar]
@@ -134,15 +138,22 @@ class Files:
         length = headers.get("Content-Length")
         if length is not None and int(length) <= PLAIN_BODY:
             return self._info(path, self._call("PUT", params, body=body, headers=headers))
-        transfer = self._api.files_transfer(self._namespace, self._name, "PUT",
-                                            params + ([("length", length)] if length is not None else []))
+        transfer = self._transfer("PUT", params + ([("length", length)] if length is not None else []))
         view = memoryview(body) if isinstance(body, (bytes, bytearray)) else None
-        for offset in itertools.count(0, BLOCK):
-            block = view[offset:offset + BLOCK] if view is not None else body.read(BLOCK)
-            if not block:
-                break
-            transfer.send(block)
+        try:
+            for offset in itertools.count(0, BLOCK):
+                block = view[offset:offset + BLOCK] if view is not None else body.read(BLOCK)
+                if not block:
+                    break
+                transfer.send(block)
+        except BaseException:  # the local file failed, or an interrupt: the agent drops what came
+            transfer.abort()
+            raise
         return FileInfo(posixpath.dirname(path), transfer.end())
+
+    def _transfer(self, method, params):
+        transfer = self._api.files_transfer(self._namespace, self._name, method, params, TIMEOUT)
+        return self._stopper.opened(transfer) if self._stopper else transfer
 
     def _call(self, method, params, body=None, headers=None):
         return self._api.files(self._namespace, self._name, method, params, body=body, headers=headers,
@@ -160,6 +171,28 @@ class Files:
 
     def _info(self, path, resp):
         return FileInfo(posixpath.dirname(path), json.loads(self._read_all(resp)))
+
+
+class Stopper:
+    """Stops the files calls of one AsyncFiles call from another thread: stop() shuts the upgraded
+    connections they opened, at once, and one opened after it is shut as it opens."""
+
+    def __init__(self):
+        self._lock, self._open, self._stopped = threading.Lock(), [], False
+
+    def opened(self, transfer):
+        with self._lock:
+            if not self._stopped:
+                self._open.append(transfer)
+                return transfer
+        transfer.abort()
+        raise ApiError("Cancelled", "the files call was cancelled")
+
+    def stop(self):
+        with self._lock:
+            self._stopped, transfers = True, list(self._open)
+        for transfer in transfers:
+            transfer.abort()
 
 
 class BlockReader(io.RawIOBase):

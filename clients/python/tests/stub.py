@@ -57,7 +57,7 @@ class StubApi:
             raise status_error(resp.status, resp.read(), "")
         return resp
 
-    def files_transfer(self, namespace, name, method, params):
+    def files_transfer(self, namespace, name, method, params, timeout):
         return StubTransfer(self, namespace, name, method, params)
 
     def _stamp(self, obj):
@@ -258,6 +258,9 @@ class StubTransfer:
 
     def send(self, block):
         self.sent.append(bytes(block))
+
+    def abort(self):
+        self.aborted = True
 
     def end(self):
         return json.loads(self._call(b"".join(self.sent)).read())

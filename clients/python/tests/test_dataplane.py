@@ -1,5 +1,8 @@
+import asyncio
+import io
 import json
 import os
+import time
 import unittest
 from unittest import mock
 
@@ -7,7 +10,7 @@ from kubernetes import client
 from urllib3.exceptions import MaxRetryError
 from websocket import ABNF, WebSocketBadStatusException
 
-from dockside import ApiError, CommandTimeout, Sandbox
+from dockside import ApiError, AsyncSandbox, CommandTimeout, Sandbox
 from dockside.api import Api
 from tests.stub import Response, status_body
 from tests.wsserver import ExecServer
@@ -227,6 +230,70 @@ class FilesTransferWireTest(unittest.TestCase):
         server = ExecServer(lambda conn: conn.sock.sendall(ABNF(1, 0, 0, 0, ABNF.OPCODE_BINARY, 0, b"ab").format()))
         with self.assertRaisesRegex(ApiError, "BrokenOff"):
             self.sandbox(server).files.read("/workspace/f", format="bytes")
+
+    def test_a_stalled_call_fails_clearly(self):
+        def stall(conn):
+            conn.sock.sendall(ABNF(1, 0, 0, 0, ABNF.OPCODE_BINARY, 0, b"ab").format())
+            conn.recv()  # then nothing, until the client gives up
+
+        server = ExecServer(stall)
+        started = time.monotonic()
+        with mock.patch("dockside.files.TIMEOUT", 0.5):
+            with self.assertRaisesRegex(ApiError, r"Stalled: no byte moved for 0.5s: the files call was given up"):
+                self.sandbox(server).files.read("/workspace/f", format="bytes")
+        self.assertLess(time.monotonic() - started, 10)
+        self.assertTrue(server.done.wait(10), "the connection ended")
+
+    def test_an_interrupted_upload_shuts_its_connection_at_once(self):
+        seen = []
+
+        def agent(conn):
+            while True:
+                opcode, payload = conn.recv()
+                seen.append(opcode)
+                if opcode is None:
+                    return
+
+        class Interrupted(io.RawIOBase):
+            """A local file whose second read is interrupted (Ctrl-C)."""
+            reads = 0
+
+            def readable(self):
+                return True
+
+            def readinto(self, buf):
+                self.reads += 1
+                if self.reads > 1:
+                    raise KeyboardInterrupt
+                buf[:] = b"x" * len(buf)
+                return len(buf)
+
+        server = ExecServer(agent)
+        with self.assertRaises(KeyboardInterrupt):
+            self.sandbox(server).files.write("/workspace/big", io.BufferedReader(Interrupted()))
+        self.assertTrue(server.done.wait(5), "the agent's side ended at once")
+        self.assertEqual(seen, [ABNF.OPCODE_BINARY, None], "one block, no end, then the connection shut")
+
+    def test_cancelling_an_async_call_shuts_its_connection_at_once(self):
+        def stall(conn):
+            conn.recv()  # nothing is sent: only the client's going ends this
+
+        server = ExecServer(stall)
+        sbx = AsyncSandbox.wrap(self.sandbox(server))
+
+        async def main():
+            task = asyncio.ensure_future(sbx.files.read("/workspace/f", format="bytes"))
+            while not server.requests:
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.2)
+            started = time.monotonic()
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+            return time.monotonic() - started
+
+        self.assertLess(asyncio.run(main()), 5, "not the 300 s of the call's timeout")
+        self.assertTrue(server.done.wait(5))
 
     def test_a_refused_upgrade_is_the_servers_status(self):
         body = json.dumps(status_body(507, "InsufficientStorage", "/workspace/big (3MiB) is larger than the workspace: 1MiB")).encode()
