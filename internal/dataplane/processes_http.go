@@ -53,14 +53,11 @@ func (s *Server) serveProcesses(w http.ResponseWriter, r *http.Request, sbx *dsv
 		return
 	}
 	p := s.processes.get(sbx.UID, parts[0])
-	if p == nil || len(parts) > 2 {
-		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "Sandbox %q has no process %q", sbx.Name, strings.Trim(rest, "/"))
+	if p == nil {
+		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "Sandbox %q has no process %q", sbx.Name, parts[0])
 		return
 	}
-	what := ""
-	if len(parts) == 2 {
-		what = parts[1]
-	}
+	what := strings.Join(parts[1:], "/")
 	switch {
 	case what == "" && r.Method == http.MethodGet:
 		writeJSON(w, p.view())

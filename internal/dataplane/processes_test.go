@@ -125,6 +125,8 @@ func TestBackgroundProcess(t *testing.T) {
 	follow := call("GET", "/job/stdout?follow=true", "")
 	g.Expect(follow.Body.String()).To(Equal("started\n"), "following an ended process returns what is kept")
 	g.Expect(call("GET", "/nope", "").Code).To(Equal(http.StatusNotFound))
+	g.Expect(call("POST", "/nope/signal?signal=TERM", "").Body.String()).To(ContainSubstring(`has no process \"nope\"`), "the process, not the path")
+	g.Expect(call("GET", "/job/stdout/more", "").Body.String()).To(ContainSubstring(`GET processes/job/stdout/more is not served`))
 	g.Expect(call("POST", "", "").Body.String()).To(ContainSubstring("a command is required"))
 }
 
