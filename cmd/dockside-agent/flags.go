@@ -15,6 +15,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/agent"
+	"github.com/dockside-dev/dockside/internal/egress"
 )
 
 // settings is what the agent's flags set.
@@ -84,6 +85,10 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 		return nil
 	})
 	fs.BoolVar(&s.opts.EgressIPv6, "egress-ipv6", false, "let the egress proxy connect to public IPv6 addresses; without it every IPv6 destination is refused (ForbiddenAddress) but those inside an --egress-permit range")
+	fs.IntVar(&s.opts.EgressLimits.MaxConnsPerSandbox, "egress-max-conns-per-sandbox", egress.DefaultMaxConnsPerSandbox, "connections one Sandbox, all its containers together, may hold open through the egress proxy; more are refused TooManyConnections")
+	fs.IntVar(&s.opts.EgressLimits.MaxConns, "egress-max-conns", egress.DefaultMaxConns, "connections the egress proxy holds open for the whole node, a bound on the agent's descriptors; more are refused TooManyConnections")
+	fs.DurationVar(&s.opts.EgressLimits.IdleTimeout, "egress-idle-timeout", egress.DefaultIdleTimeout, "a tunnel or forwarded request of the egress proxy through which nothing moved, either way, for this long is closed")
+	fs.DurationVar(&s.opts.EgressLimits.MaxDuration, "egress-max-duration", egress.DefaultMaxDuration, "a tunnel or forwarded request of the egress proxy is closed this long after its request, whatever still moves")
 	fs.BoolVar(&s.opts.HostFirewall, "host-firewall", true, "install the nftables table that drops what Dockside's bridges send to this host, except connections to the egress proxy (needs CAP_NET_ADMIN; without it the agent warns loudly and goes on)")
 	fs.StringVar(&s.opts.Dataplane.BindAddress, "dataplane-bind-address", "", "address of the data plane's HTTPS listener (exec on Sandboxes through the API server's aggregated group subresources.dockside.dev), e.g. :9443; \"\" serves none")
 	fs.StringVar(&s.opts.Dataplane.CertDir, "dataplane-cert-dir", "", "folder with the data plane's tls.crt and tls.key (naming --dataplane-server-name) and ca.crt, the CA of every agent's certificate and the APIService's caBundle")

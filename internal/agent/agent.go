@@ -189,6 +189,9 @@ type Options struct {
 	// EgressIPv6 lets the proxy connect to public IPv6 addresses; without it IPv6 is refused but inside
 	// EgressPermit (docs/egress.md).
 	EgressIPv6 bool
+	// EgressLimits bound what the Sandboxes of the node may hold open through the proxy (docs/egress.md,
+	// "Limits and timeouts"); zero fields take the proxy's defaults.
+	EgressLimits EgressLimits
 	// HostFirewall installs the nftables table that drops what Dockside's bridges send to the host, except the
 	// egress proxy's port (docs/egress.md); without the privilege the agent warns and goes on.
 	HostFirewall bool
@@ -264,6 +267,9 @@ func (o *Options) defaults() error {
 	setDefault(&o.Dataplane.ServerName, DefaultDataplaneServerName)
 	if o.EgressProxyPort < 0 || o.EgressProxyPort > 65535 {
 		return fmt.Errorf("the egress proxy port must be between 1 and 65535, or 0 for none, not %d", o.EgressProxyPort)
+	}
+	if l := o.EgressLimits; l.MaxConns < 0 || l.MaxConnsPerSandbox < 0 || l.IdleTimeout < 0 || l.MaxDuration < 0 {
+		return fmt.Errorf("the egress proxy's limits and timeouts must not be negative (0 takes the default): %+v", l)
 	}
 	if o.HostFirewall && o.EgressProxyPort == 0 {
 		return fmt.Errorf("the host firewall lets Dockside's bridges reach the egress proxy's port only: give the proxy a port, or turn the firewall off")

@@ -19,6 +19,15 @@ import (
 // DefaultEgressProxyPort is the port of the egress proxy on the gateways of Isolated bridges.
 const DefaultEgressProxyPort = 3128
 
+// EgressLimits are the egress proxy's bounds (docs/egress.md, "Limits and timeouts"); a zero field takes the
+// proxy's default.
+type EgressLimits struct {
+	MaxConns           int           // connections of the whole node
+	MaxConnsPerSandbox int           // connections of one Sandbox, all its containers together
+	IdleTimeout        time.Duration // a tunnel or forwarded request through which nothing moved that long ends
+	MaxDuration        time.Duration // a tunnel or forwarded request ends that long after its request
+}
+
 // newEgressProxy is the node's egress proxy (docs/egress.md): it knows the Isolated Sandboxes of the node by
 // their containers' addresses, refuses what their lists and the node's policy do not permit, and tells the
 // Sandbox so in an Event.
@@ -34,6 +43,11 @@ func newEgressProxy(opts Options, driver dd.Driver, reader client.Reader, record
 		Sources:   egress.NewSandboxSources(driver, reader),
 		OnRefused: refusals.Record,
 		Log:       log.WithName("egress"),
+
+		MaxConns:           opts.EgressLimits.MaxConns,
+		MaxConnsPerSandbox: opts.EgressLimits.MaxConnsPerSandbox,
+		IdleTimeout:        opts.EgressLimits.IdleTimeout,
+		MaxDuration:        opts.EgressLimits.MaxDuration,
 	}, nil
 }
 

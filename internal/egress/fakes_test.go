@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -25,6 +26,17 @@ type fakeSources map[netip.Addr]Source
 func (f fakeSources) Lookup(_ context.Context, ip netip.Addr) (Source, bool) {
 	s, ok := f[ip]
 	return s, ok
+}
+
+// countedSources counts the lookups made through it.
+type countedSources struct {
+	Sources
+	n atomic.Int64
+}
+
+func (c *countedSources) Lookup(ctx context.Context, ip netip.Addr) (Source, bool) {
+	c.n.Add(1)
+	return c.Sources.Lookup(ctx, ip)
 }
 
 // fakeResolver answers from a table and records every name it was asked. The proxy asks for absolute names
@@ -145,12 +157,26 @@ func (h *harness) refused() []refusal {
 // send writes raw to a new connection to the proxy and reads the answer's header (the body is left to read).
 func (h *harness) send(raw string) (*http.Response, net.Conn, *bufio.Reader) {
 	h.t.Helper()
-	c, err := net.Dial("tcp", h.addr)
+	return h.sendFrom(loopback, raw)
+}
+
+// dialFrom connects to the proxy from src, an address of 127.0.0.0/8, for 10 s at most.
+func (h *harness) dialFrom(src netip.Addr) net.Conn {
+	h.t.Helper()
+	d := net.Dialer{LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, 0))}
+	c, err := d.Dial("tcp", h.addr)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(func() { c.Close() })
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	return c
+}
+
+// sendFrom is send from the source address src.
+func (h *harness) sendFrom(src netip.Addr, raw string) (*http.Response, net.Conn, *bufio.Reader) {
+	h.t.Helper()
+	c := h.dialFrom(src)
 	if _, err := io.WriteString(c, raw); err != nil {
 		h.t.Fatal(err)
 	}

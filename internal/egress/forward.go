@@ -12,16 +12,17 @@ import (
 	"sync/atomic"
 )
 
-// forward sends one plain HTTP request to a permitted address and relays the answer, with Connection: close.
-// Redirects are relayed, never followed; a client that wants another host asks again, on a new connection,
-// and is judged again.
-func (p *Proxy) forward(s *session, c net.Conn, req *http.Request, t target, addrs []netip.Addr) {
+// forward sends one plain HTTP request to a permitted address and relays the answer, with Connection: close,
+// both on c's clock. Redirects are relayed, never followed; a client that wants another host asks again, on a
+// new connection, and is judged again.
+func (p *Proxy) forward(s *session, c *timed, req *http.Request, t target, addrs []netip.Addr) {
 	up, err := p.dialPermitted(s.ctx, s, addrs, t.port)
 	if err != nil {
-		p.dialFailed(c, req.Method, t, err)
+		p.dialFailed(c.Conn, req.Method, t, err)
 		return
 	}
 	defer s.untrack(up)
+	tup := &timed{Conn: up, k: c.k}
 	var handed atomic.Bool
 	transport := &http.Transport{
 		// The Transport never dials: it gets the one connection made to an address decide permitted.
@@ -29,7 +30,7 @@ func (p *Proxy) forward(s *session, c net.Conn, req *http.Request, t target, add
 			if handed.Swap(true) {
 				return nil, errOneConnection
 			}
-			return up, nil
+			return tup, nil
 		},
 		DisableKeepAlives:      true,
 		DisableCompression:     true, // relay the body as the server encoded it
@@ -38,7 +39,7 @@ func (p *Proxy) forward(s *session, c net.Conn, req *http.Request, t target, add
 	defer transport.CloseIdleConnections()
 	resp, err := transport.RoundTrip(outgoing(s.ctx, req))
 	if err != nil {
-		reply(c, http.StatusBadGateway, "", fmt.Sprintf("Dockside egress proxy got no answer to %s from %s: %s", req.Method, t, oneLine(err)))
+		reply(c.Conn, http.StatusBadGateway, "", fmt.Sprintf("Dockside egress proxy got no answer to %s from %s: %s", req.Method, t, oneLine(err)))
 		return
 	}
 	defer resp.Body.Close()

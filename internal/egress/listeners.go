@@ -140,7 +140,7 @@ func (p *Proxy) session() *session {
 
 func (p *Proxy) sessionLocked() *session {
 	if p.cur == nil {
-		p.cur = newSession(p.MaxConns, p.MaxConnsPerSource)
+		p.cur = newSession(p.MaxConns, p.MaxConnsPerSandbox)
 	}
 	return p.cur
 }

@@ -43,10 +43,14 @@ type Proxy struct {
 	// the request target quoted when it could not be parsed, or "" when no request was read. The one
 	// exception: in a flood, connections over a limit beyond maxOverLimit are closed unanswered, counted in
 	// the metric but not reported, since reporting them would need the very goroutines the limit saves.
-	OnRefused         func(src Source, known bool, dest string, r *Refusal)
-	MaxConns          int // whole proxy, default DefaultMaxConns
-	MaxConnsPerSource int // per source IP, default DefaultMaxConnsPerSource
-	Log               logr.Logger
+	OnRefused          func(src Source, known bool, dest string, r *Refusal)
+	MaxConns           int // whole proxy, default DefaultMaxConns
+	MaxConnsPerSandbox int // per Sandbox, all its containers together, default DefaultMaxConnsPerSandbox
+	// IdleTimeout ends a tunnel or a forwarded request through which nothing moved, either way, for that
+	// long; MaxDuration ends it that long after the request was read, whatever moves (docs/egress.md).
+	// 0: DefaultIdleTimeout and DefaultMaxDuration.
+	IdleTimeout, MaxDuration time.Duration
+	Log                      logr.Logger
 
 	headerTimeout time.Duration // tests only; 0: the 10 s default
 
@@ -54,7 +58,8 @@ type Proxy struct {
 	cur *session
 }
 
-// admit takes an accepted connection: within the limits it is served, over them it is answered
+// admit takes an accepted connection. Within the node's limit it is charged to its Sandbox (found from
+// memory when it can be, see sourceCache) and served within that Sandbox's limit; over either it is answered
 // TooManyConnections (or, when too many such answers are under way, closed at once).
 func (p *Proxy) admit(s *session, c net.Conn) {
 	ip := sourceIP(c)
@@ -64,15 +69,11 @@ func (p *Proxy) admit(s *session, c net.Conn) {
 		_ = c.Close()
 		return
 	}
-	over := s.limits.take(ip)
-	if over != "" && s.limits.overLimit >= maxOverLimit {
+	over := s.limits.takeNode()
+	if !s.answerOverLimit(over) {
 		s.mu.Unlock()
 		_ = c.Close()
-		countRefused(&Refusal{Reason: ReasonBusy})
 		return
-	}
-	if over != "" {
-		s.limits.overLimit++
 	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
@@ -80,22 +81,49 @@ func (p *Proxy) admit(s *session, c net.Conn) {
 
 	go func() {
 		defer s.wg.Done()
-		defer func() {
-			s.untrack(c)
-			s.mu.Lock()
-			if over != "" {
-				s.limits.overLimit--
-			} else {
-				s.limits.give(ip)
-			}
-			s.mu.Unlock()
-		}()
+		defer s.untrack(c)
 		if over != "" {
-			p.refuseOverLimit(s, c, ip, over)
+			defer s.overLimitAnswered()
+			src, known, _ := p.who(s, ip)
+			p.refuseOverLimit(c, src, known, over)
 			return
 		}
-		p.serveConn(s, c, ip)
+		defer func() {
+			s.mu.Lock()
+			s.limits.giveNode()
+			s.mu.Unlock()
+		}()
+		src, known, fresh := p.who(s, ip)
+		k := keyOf(src, known, ip)
+		s.mu.Lock()
+		over := s.limits.take(k)
+		answer := s.answerOverLimit(over)
+		s.mu.Unlock()
+		switch {
+		case over == "":
+			defer func() {
+				s.mu.Lock()
+				s.limits.give(k)
+				s.mu.Unlock()
+			}()
+			p.serveConn(s, c, ip, src, known, fresh)
+		case answer:
+			defer s.overLimitAnswered()
+			p.refuseOverLimit(c, src, known, over)
+		}
 	}()
+}
+
+// who is the source at ip: from the session's cache when it was looked up within sourceTTL (fresh false),
+// else from Sources (fresh true), remembered.
+func (p *Proxy) who(s *session, ip netip.Addr) (src Source, known, fresh bool) {
+	now := time.Now()
+	if src, known, ok := s.sources.get(ip, now); ok {
+		return src, known, false
+	}
+	src, known = p.lookup(s.ctx, ip)
+	s.sources.put(ip, src, known, now)
+	return src, known, true
 }
 
 // sourceIP is the connection's remote address, IPv4-mapped forms unmapped; invalid when it has none (which

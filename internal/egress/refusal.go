@@ -10,7 +10,7 @@ const (
 	ReasonUnknownSource    = "UnknownSource"      // the connecting address is not an Isolated Sandbox of this node
 	ReasonResolveFailed    = "ResolveFailed"      // the name could not be resolved
 	ReasonBadRequest       = "BadRequest"         // not a CONNECT host:port nor an absolute http:// request
-	ReasonBusy             = "TooManyConnections" // over MaxConns or MaxConnsPerSource
+	ReasonBusy             = "TooManyConnections" // over MaxConns or MaxConnsPerSandbox
 )
 
 // Refusal is why a destination was refused. Message completes "refused CONNECT to host:port: ...".

@@ -21,19 +21,25 @@ const (
 
 // serveConn handles one client connection: who is it, what does it ask, may it; then a tunnel or one
 // forwarded request.
-func (p *Proxy) serveConn(s *session, c net.Conn, ip netip.Addr) {
-	src, known := p.lookup(s.ctx, ip)
+// src is who ip was found to be; unless fresh (looked up for this very connection), it is looked up again
+// before the request is judged, so that no list is applied to an address its Sandbox no longer holds.
+func (p *Proxy) serveConn(s *session, c net.Conn, ip netip.Addr, src Source, known, fresh bool) {
 	timeout := headerTimeout
 	if p.headerTimeout > 0 {
 		timeout = p.headerTimeout
 	}
-	br, req, r := readRequest(c, timeout)
+	tc := &timed{Conn: c}
+	br, req, r := readRequest(c, tc, timeout)
 	if r != nil {
 		p.refuse(c, src, known, "", "", r)
 		return
 	}
 	if req == nil {
 		return // closed without asking anything
+	}
+	if !fresh {
+		src, known = p.lookup(s.ctx, ip)
+		s.sources.put(ip, src, known, time.Now())
 	}
 	if !known {
 		p.refuse(c, src, known, req.Method, destOf(req), &Refusal{Reason: ReasonUnknownSource,
@@ -50,19 +56,19 @@ func (p *Proxy) serveConn(s *session, c net.Conn, ip netip.Addr) {
 		p.refuse(c, src, known, req.Method, t.String(), r)
 		return
 	}
+	tc.k = p.newClock() // the request body, the tunnel and the answer are on it from here
 	if req.Method == http.MethodConnect {
-		p.tunnel(s, c, br, t, addrs)
+		p.tunnel(s, tc, br, t, addrs)
 		return
 	}
-	p.forward(s, c, req, t, addrs)
+	p.forward(s, tc, req, t, addrs)
 }
 
 // refuseOverLimit answers a connection over a limit with TooManyConnections, after reading its request (for
 // a short while) so that the answer names the destination and the client reads it rather than a reset.
-func (p *Proxy) refuseOverLimit(s *session, c net.Conn, ip netip.Addr, over string) {
-	src, known := p.lookup(s.ctx, ip)
+func (p *Proxy) refuseOverLimit(c net.Conn, src Source, known bool, over string) {
 	r := &Refusal{Reason: ReasonBusy, Message: over}
-	_, req, _ := readRequest(c, overLimitTimeout)
+	_, req, _ := readRequest(c, c, overLimitTimeout)
 	if req == nil {
 		p.refuse(c, src, known, "", "", r)
 		return
@@ -78,12 +84,12 @@ func destOf(req *http.Request) string {
 	return quoted(req.RequestURI)
 }
 
-// readRequest reads one request header within timeout and maxHeaderBytes. It returns a nil request and no
-// refusal when the client closed without sending anything. The reader holds any bytes the client sent past
-// the header (the start of a TLS handshake after CONNECT).
-func readRequest(c net.Conn, timeout time.Duration) (*bufio.Reader, *http.Request, *Refusal) {
+// readRequest reads one request header from c, through r, within timeout and maxHeaderBytes. It returns a
+// nil request and no refusal when the client closed without sending anything. The reader holds any bytes the
+// client sent past the header (the start of a TLS handshake after CONNECT), and reads the body through r.
+func readRequest(c net.Conn, r io.Reader, timeout time.Duration) (*bufio.Reader, *http.Request, *Refusal) {
 	_ = c.SetReadDeadline(time.Now().Add(timeout))
-	lr := &io.LimitedReader{R: c, N: maxHeaderBytes}
+	lr := &io.LimitedReader{R: r, N: maxHeaderBytes}
 	br := bufio.NewReader(lr)
 	req, err := http.ReadRequest(br)
 	_ = c.SetReadDeadline(time.Time{})

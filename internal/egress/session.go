@@ -21,6 +21,7 @@ type session struct {
 	gateways  map[netip.Addr]net.Listener // Open's listeners, by gateway
 	conns     map[net.Conn]struct{}
 	limits    limits
+	sources   sourceCache
 }
 
 func newSession(maxConns, maxPerSource int) *session {
@@ -76,6 +77,27 @@ func (s *session) untrack(c net.Conn) {
 	_ = c.Close()
 	s.mu.Lock()
 	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// answerOverLimit reports whether a connection over a limit (over != "") may be answered rather than closed
+// at once, and counts it when so; true when over is "". s.mu must be held.
+func (s *session) answerOverLimit(over string) bool {
+	if over == "" {
+		return true
+	}
+	if s.limits.overLimit >= maxOverLimit {
+		countRefused(&Refusal{Reason: ReasonBusy})
+		return false
+	}
+	s.limits.overLimit++
+	return true
+}
+
+// overLimitAnswered ends what answerOverLimit counted.
+func (s *session) overLimitAnswered() {
+	s.mu.Lock()
+	s.limits.overLimit--
 	s.mu.Unlock()
 }
 
