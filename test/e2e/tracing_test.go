@@ -108,12 +108,13 @@ spec:
 
 // awaitTrace waits until the root span of a piece of work has arrived (it is recorded last, once the work is
 // over, docs/design/tracing.md) and returns the trace's spans; by then every span ended before it has arrived
-// too, as the agent exports spans in the order they end. A root may arrive twice with the same IDs (a deletion's
-// does: docs/status.md); HaveEach fails on none.
+// too, as the agent exports spans in the order they end. The root, and every other span of the trace, must
+// arrive once: a pass after the work recording the root again would send it within a few of the agent's
+// 200 ms export periods, which the wait below spans many times over.
 func awaitTrace(root trace.SpanContext, name string) spanTree {
 	GinkgoHelper()
 	id := root.TraceID()
-	Eventually(func() []string {
+	arrivals := func() []string {
 		var names []string
 		for _, s := range traces.trace(id[:]) {
 			if hex.EncodeToString(s.SpanId) == root.SpanID().String() {
@@ -121,6 +122,15 @@ func awaitTrace(root trace.SpanContext, name string) spanTree {
 			}
 		}
 		return names
-	}).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).Should(HaveEach(Equal(name)), "the root span %s", name)
+	}
+	Eventually(arrivals).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).ShouldNot(BeEmpty(), "the root span %s", name)
+	Consistently(arrivals).WithTimeout(5*time.Second).WithPolling(200*time.Millisecond).Should(Equal([]string{name}), "the root span %s, once", name)
+	seen := map[string]int{}
+	for _, s := range traces.trace(id[:]) {
+		seen[s.Name+" "+hex.EncodeToString(s.SpanId)]++
+	}
+	for span, n := range seen {
+		Expect(n).To(Equal(1), "span %s arrived %d times", span, n)
+	}
 	return newSpanTree(traces.trace(id[:]))
 }

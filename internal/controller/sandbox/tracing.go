@@ -31,11 +31,15 @@ type passTrace struct {
 }
 
 // tracePass starts the span of a pass over sbx, when the pass is part of a start or a deletion; nil when it
-// is not, or tracing is off.
+// is not, or tracing is off. A deletion is over once the agent's finalizer is gone, though the Sandbox may
+// still be read (another finalizer, or the watch's last update before the removal): a pass then is no part
+// of it, and must not record its root a second time.
 func tracePass(ctx context.Context, sbx *dsv1alpha1.Sandbox) (context.Context, *passTrace) {
 	p := &passTrace{}
 	st := &sbx.Status
 	switch {
+	case cleanedUp(sbx):
+		return ctx, nil
 	case !sbx.DeletionTimestamp.IsZero():
 		p.kind, p.root = traceDeletion, tracing.Root(traceDeletion, string(sbx.UID), 0)
 	case st.StartTime == nil && !topology.Settled(sbx):
