@@ -26,7 +26,7 @@ func (d *Docker) EnsureContainer(ctx context.Context, spec ContainerSpec) (Conta
 		}
 		return d.vetCreated(ctx, spec, info)
 	}
-	img, err := d.checkDependencies(ctx, spec)
+	img, internal, err := d.checkDependencies(ctx, spec)
 	if err != nil {
 		return ContainerInfo{}, err
 	}
@@ -34,6 +34,9 @@ func (d *Docker) EnsureContainer(ctx context.Context, spec ContainerSpec) (Conta
 		return ContainerInfo{}, err
 	}
 	cfg, host, netCfg := createRequest(d.node, spec, img.User)
+	if internal {
+		host.DNS = noUpstreamDNS
+	}
 	_, err = d.cli.ContainerCreate(ctx, cfg, host, netCfg, nil, spec.Name)
 	if err != nil && !cerrdefs.IsConflict(err) {
 		return ContainerInfo{}, d.classify(err, PhaseCreate, spec.Name)
@@ -57,41 +60,44 @@ func (d *Docker) adoptContainer(ctx context.Context, name string, want map[strin
 }
 
 // checkDependencies makes sure the image, network and volumes exist and may be used, so that Docker never
-// falls back to a pull, a foreign network or an anonymous volume. It returns what the image declares.
-func (d *Docker) checkDependencies(ctx context.Context, spec ContainerSpec) (ImageInfo, error) {
+// falls back to a pull, a foreign network or an anonymous volume. It returns what the image declares, and
+// whether the network is internal.
+func (d *Docker) checkDependencies(ctx context.Context, spec ContainerSpec) (ImageInfo, bool, error) {
 	img, err := d.InspectImage(ctx, spec.Image)
 	if err != nil {
-		return ImageInfo{}, err
+		return ImageInfo{}, false, err
 	}
 	if !img.Exists {
-		return ImageInfo{}, NewError(KindNotFound, PhaseImage, spec.Image, "the image is not present on this node")
+		return ImageInfo{}, false, NewError(KindNotFound, PhaseImage, spec.Image, "the image is not present on this node")
 	}
 	if vs := spec.UncoveredVolumes(img.Volumes); len(vs) > 0 {
-		return ImageInfo{}, errorf(KindInvalidSpec, PhaseImage, spec.Image, "the image declares VOLUME %s; mount a workspace or scratch volume there", strings.Join(vs, ", "))
+		return ImageInfo{}, false, errorf(KindInvalidSpec, PhaseImage, spec.Image, "the image declares VOLUME %s; mount a workspace or scratch volume there", strings.Join(vs, ", "))
 	}
+	var internal bool
 	if spec.Network.Name != "" {
 		n, err := d.observeNetwork(ctx, spec.Network.Name, PhaseNetwork)
 		switch {
 		case err != nil:
-			return ImageInfo{}, err
+			return ImageInfo{}, false, err
 		case !n.Exists:
-			return ImageInfo{}, NewError(KindNotFound, PhaseNetwork, spec.Network.Name, "the network does not exist")
+			return ImageInfo{}, false, NewError(KindNotFound, PhaseNetwork, spec.Network.Name, "the network does not exist")
 		case !d.owns(n.Labels):
-			return ImageInfo{}, NewError(KindInvalidSpec, PhaseNetwork, spec.Network.Name, "only Dockside networks of this node can be joined")
+			return ImageInfo{}, false, NewError(KindInvalidSpec, PhaseNetwork, spec.Network.Name, "only Dockside networks of this node can be joined")
 		}
+		internal = n.Internal
 	}
 	for _, m := range spec.Mounts {
 		v, err := d.observeVolume(ctx, m.Volume, PhaseVolume)
 		switch {
 		case err != nil:
-			return ImageInfo{}, err
+			return ImageInfo{}, false, err
 		case !v.Exists:
-			return ImageInfo{}, NewError(KindNotFound, PhaseVolume, m.Volume, "the volume does not exist")
+			return ImageInfo{}, false, NewError(KindNotFound, PhaseVolume, m.Volume, "the volume does not exist")
 		case !d.owns(v.Labels):
-			return ImageInfo{}, NewError(KindInvalidSpec, PhaseVolume, m.Volume, "only Dockside volumes of this node can be mounted")
+			return ImageInfo{}, false, NewError(KindInvalidSpec, PhaseVolume, m.Volume, "only Dockside volumes of this node can be mounted")
 		}
 	}
-	return img, nil
+	return img, internal, nil
 }
 
 // StartContainer starts a created or stopped container; a running one is left alone.

@@ -16,6 +16,13 @@ var logLimits = map[string]string{"max-size": "10m", "max-file": "1"}
 // neighbours with (docs/egress.md).
 var ipv6Off = map[string]string{"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
 
+// noUpstreamDNS is the resolver of a container on an internal network (None and Isolated): its own loopback.
+// Docker's embedded resolver still answers the names of the network's containers, and forwards every other
+// query to this address inside the container's own network namespace, where no resolver of the host is.
+// Without it, Docker before 23.0.11 / 25.0.4 would forward them through the host's resolver when that is on
+// loopback (CVE-2024-29018); see docs/egress.md, "DNS".
+var noUpstreamDNS = []string{"127.0.0.1"}
+
 // createRequest translates a validated spec into Docker's create request and adds the hardening every
 // container gets. Nothing in ContainerSpec can switch any of it off. imageUser is the USER of the spec's
 // image, which the container keeps only when it is not root (see RunAs).

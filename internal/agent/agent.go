@@ -297,6 +297,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err != nil {
 		return nil, err
 	}
+	if err := engineCheck(ctx, opts.Driver, opts.DockerTimeout, ctrl.LoggerFrom(ctx).WithName("agent")); err != nil {
+		return nil, err
+	}
 	primaryInit, err := nodeInit(ctx, opts.Driver, opts.DockerTimeout, ctrl.LoggerFrom(ctx).WithName("agent"))
 	if err != nil {
 		return nil, err

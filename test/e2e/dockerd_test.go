@@ -25,8 +25,15 @@ var ownDaemonImages = []string{"dockside.dev/busybox:local", "dockside.dev/holde
 // its removal. A daemon left by a crashed run is stopped and removed first.
 func startDockerd(name string) *ownDaemon {
 	GinkgoHelper()
+	return startDockerdResolving(name, "")
+}
+
+// startDockerdResolving is startDockerd with a daemon that sees resolver as the host's only nameserver
+// (owndockerd.StartResolving); "" leaves the host's.
+func startDockerdResolving(name, resolver string) *ownDaemon {
+	GinkgoHelper()
 	Expect(owndockerd.ReapLeftovers(GinkgoWriter.Printf)).To(Succeed())
-	d, err := owndockerd.Start(name, ownDaemonImages...)
+	d, err := owndockerd.StartResolving(name, resolver, ownDaemonImages...)
 	Expect(err).NotTo(HaveOccurred())
 	own := &ownDaemon{d}
 	DeferCleanup(own.remove)

@@ -27,8 +27,11 @@ type Daemon struct {
 	Name   string
 	Dir    string
 	Driver string // storage driver it runs with, kept across restarts
-	cmd    *exec.Cmd
-	done   chan error
+	// Resolver, when set, is the only nameserver of the host's resolv.conf as this daemon reads it (see
+	// StartResolving); the machine's own /etc/resolv.conf is untouched.
+	Resolver string
+	cmd      *exec.Cmd
+	done     chan error
 }
 
 // storageDrivers are tried in this order: overlay2 is the fastest; fuse-overlayfs is what the machine's own
@@ -50,7 +53,14 @@ func dirOf(name string) string { return filepath.Join("/tmp", prefix+name) }
 // Start starts an own daemon named name (a few letters, unique among the daemons running on the machine) with
 // images loaded from the machine's daemon. Call ReapLeftovers first. On an error nothing of it is left.
 func Start(name string, images ...string) (*Daemon, error) {
-	d := &Daemon{Name: name, Dir: dirOf(name)}
+	return StartResolving(name, "", images...)
+}
+
+// StartResolving is Start with a daemon that sees resolver as the host's only nameserver: it runs in a mount
+// namespace of its own in which the daemon's resolv.conf is bound over /etc/resolv.conf, as a host whose
+// resolver listens on loopback would have it. "" leaves the host's.
+func StartResolving(name, resolver string, images ...string) (*Daemon, error) {
+	d := &Daemon{Name: name, Dir: dirOf(name), Resolver: resolver}
 	if _, err := os.Stat(d.Dir); err == nil {
 		return nil, fmt.Errorf("an own daemon %s of a run still going exists in %s", name, d.Dir)
 	}
@@ -154,6 +164,16 @@ func (d *Daemon) launch() error {
 	}
 	d.clearStaleContainerdPid()
 	cmd := exec.Command(bin, d.flags()...)
+	if d.Resolver != "" {
+		resolvConf := d.path("resolv.conf")
+		if err := os.WriteFile(resolvConf, []byte("nameserver "+d.Resolver+"\n"), 0o644); err != nil { //nolint:gosec // the containers' resolv.conf is made from it
+			logFile.Close()
+			return fmt.Errorf("writing the daemon's resolv.conf: %w", err)
+		}
+		// unshare and sh exec in turn, so that the process is dockerd itself (its pid, its signals).
+		cmd = exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c",
+			`mount --bind "$0" /etc/resolv.conf && exec "$@"`, resolvConf, bin}, d.flags()...)...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A group of its own: a Ctrl-C meant for the test reaches the daemon only through the test's cleanup, after
 	// the agent using it has stopped.
