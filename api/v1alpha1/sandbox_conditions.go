@@ -12,6 +12,7 @@ const (
 	// silently: Ready is False until the topology is rolled (by a spec change) or the Sandbox is recreated.
 	ConditionTopologyPoisoned = "TopologyPoisoned"
 	// ConditionPaused: the Sandbox's containers are frozen (spec.lifecycle: Paused).
+	// Reason Idle: frozen by the agent after spec.idlePauseSeconds without a command (see IdlePaused).
 	ConditionPaused = "Paused"
 	// ConditionRestored: the workspace of a Sandbox with spec.restoreFrom holds its Checkpoint's files (set
 	// only on such Sandboxes; once True it stays, so that a later topology roll never copies them in again).
@@ -23,6 +24,21 @@ const (
 	// (docs/deploy.md, "When a host is lost").
 	ConditionNodeLost = "NodeLost"
 )
+
+// IdlePaused tells whether the Sandbox's status says its agent froze it for idleness
+// (spec.idlePauseSeconds), not at spec.lifecycle's request: its next command thaws it, so callers treat it as
+// running (docs/design/idle-pause.md).
+func IdlePaused(sbx *Sandbox) bool {
+	if sbx.Spec.Lifecycle == LifecyclePaused {
+		return false
+	}
+	for _, c := range sbx.Status.Conditions {
+		if c.Type == ConditionPaused {
+			return c.Status == "True" && c.Reason == ReasonIdle
+		}
+	}
+	return false
+}
 
 // Condition reasons of Sandboxes, besides those several kinds share (conditions.go).
 const (
@@ -38,6 +54,7 @@ const (
 	ReasonRestoring          = "Restoring"          // copying a Checkpoint into the workspace
 	ReasonPausing            = "Pausing"            // freezing
 	ReasonPaused             = "Paused"             // frozen on request
+	ReasonIdle               = "Idle"               // frozen by its agent after spec.idlePauseSeconds without a command
 	ReasonResuming           = "Resuming"           // thawing
 	ReasonDeleting           = "Deleting"           // Docker cleanup in progress
 

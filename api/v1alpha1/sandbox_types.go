@@ -20,6 +20,7 @@ const MaxOutputTailBytes = 8192
 // that rolls the topology.
 // +kubebuilder:validation:XValidation:rule="!has(self.args) || has(self.command)",message="args needs a command: a Sandbox with a command is a run, one without is a session that keeps the image's own entrypoint"
 // +kubebuilder:validation:XValidation:rule="!has(self.ttlSecondsAfterFinished) || has(self.command)",message="ttlSecondsAfterFinished applies only to runs, that is Sandboxes with a command"
+// +kubebuilder:validation:XValidation:rule="!has(self.idlePauseSeconds) || !has(self.command)",message="idlePauseSeconds applies only to sessions, that is Sandboxes without a command: a run ends by itself"
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom) && (!has(self.restoreFrom) || self.restoreFrom == oldSelf.restoreFrom)",message="restoreFrom is set when the Sandbox is created and cannot be added, changed or removed later"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || (has(self.nodeName) && self.nodeName == oldSelf.nodeName)",message="nodeName cannot be changed or removed once set; delete the Sandbox and create it again to move it"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.workspace) || !has(self.workspace.mountPath) || self.scratch.all(m, m.mountPath != self.workspace.mountPath)",message="a scratch mountPath must differ from the workspace mountPath"
@@ -157,6 +158,15 @@ type SandboxSpec struct {
 	// +kubebuilder:default=Running
 	// +optional
 	Lifecycle Lifecycle `json:"lifecycle,omitempty"`
+
+	// idlePauseSeconds freezes a session that ran no command (no Execution, and no exec, files, processes or
+	// port-forward call through the data plane) for this many seconds: its status says Paused with reason
+	// Idle, and the next such call thaws it by itself before it is served (docs/design/idle-pause.md). A
+	// command or call still going on keeps the Sandbox awake. Sessions only; between 5 s and 7 days. Changing
+	// it takes effect at once and does not roll the topology.
+	// +kubebuilder:validation:XValidation:rule="self >= 5 && self <= 604800",message="idlePauseSeconds must be between 5 and 604800 (7 days): it is how long a session may run no command before its agent freezes it"
+	// +optional
+	IdlePauseSeconds *int32 `json:"idlePauseSeconds,omitempty"`
 
 	// activeDeadlineSeconds is how long the Sandbox may run, counted from its start, before the agent stops
 	// it (a run then fails with reason DeadlineExceeded). At most 7 days.

@@ -792,6 +792,11 @@ func (in *SandboxSpec) DeepCopyInto(out *SandboxSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.IdlePauseSeconds != nil {
+		in, out := &in.IdlePauseSeconds, &out.IdlePauseSeconds
+		*out = new(int32)
+		**out = **in
+	}
 	if in.ActiveDeadlineSeconds != nil {
 		in, out := &in.ActiveDeadlineSeconds, &out.ActiveDeadlineSeconds
 		*out = new(int64)

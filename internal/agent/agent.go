@@ -16,6 +16,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
@@ -383,6 +384,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	runs := execution.NewRuns()
 	wake := handoff.NewWakeups(ctx, requeues)
 	verdicts := handoff.NewVerdicts(wake.Now)
+	// A thaw on a call brings a pass that reports the Sandbox Running again; off the caller's path.
+	idle := &handoff.Idle{Thaw: driver, Resumed: func(key types.NamespacedName) { go wake.Now(key) }}
 	recorder := mgr.GetEventRecorder("dockside-agent")
 	r := &sandbox.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Requeues: requeues, Driver: driver,
@@ -395,12 +398,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once
 		},
 		Subnets: topologySubnets, Egress: egressGateways(proxy),
-		Archives: store, Registry: registry, Freezes: freezes, Commands: runs, Verdicts: verdicts,
+		Archives: store, Registry: registry, Freezes: freezes, Commands: runs, Verdicts: verdicts, Idle: idle,
 		Images: imagepuller.New(ctx, driver, pulls, wake.Now), Wake: wake,
 	}
 	executions := &execution.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: runs, Verdicts: verdicts,
-		Freezes: freezes, Recorder: recorder,
+		Freezes: freezes, Idle: idle, Recorder: recorder,
 		Options: execution.Options{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
 	}
 	reconcilers := []reconciler{
@@ -441,7 +444,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			return nil, err
 		}
 	}
-	if err := addDataplane(mgr, opts, driver, freezes, log); err != nil {
+	if err := addDataplane(mgr, opts, driver, freezes, idle, log); err != nil {
 		return nil, err
 	}
 	sweeper := nodewatch.NewSweeper(nodewatch.Sweeper{

@@ -32,7 +32,7 @@ type DataplaneOptions struct {
 const DefaultDataplaneServerName = "dockside-dataplane.dockside-system.svc"
 
 // addDataplane adds the data plane server to the manager when it is configured.
-func addDataplane(mgr manager.Manager, opts Options, driver dd.Driver, freezes *handoff.Freezes, log logr.Logger) error {
+func addDataplane(mgr manager.Manager, opts Options, driver dd.Driver, freezes *handoff.Freezes, idle *handoff.Idle, log logr.Logger) error {
 	dp := opts.Dataplane
 	if dp.BindAddress == "" {
 		return nil
@@ -54,7 +54,7 @@ func addDataplane(mgr manager.Manager, opts Options, driver dd.Driver, freezes *
 	log.Info("Files in workspaces", "hostSide", hostVolumes)
 	srv, err := dataplane.New(dataplane.Options{
 		Node: opts.Node, BindAddress: dp.BindAddress, CertDir: dp.CertDir,
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Driver: driver, Freezes: freezes,
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Driver: driver, Freezes: freezes, Idle: idle,
 		Files:          &files.Handler{Driver: driver, SpoolDir: spool, HostVolumes: hostVolumes},
 		LeaseNamespace: opts.LeaseNamespace, LeaseName: LeaseName, AdvertiseAddress: advertise, ServerName: dp.ServerName,
 		Log: log.WithName("dataplane"),

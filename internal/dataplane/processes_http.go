@@ -92,11 +92,19 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sbx *dsv1a
 		pr, pw := io.Pipe()
 		in, p.stdin = pr, pw
 	}
+	// The process keeps the Sandbox awake while it runs, past the call that started it.
+	awake, err := s.wake(r.Context(), sbx)
+	if err != nil {
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "%v", err)
+		return
+	}
 	if !s.addProcess(w, sbx, p) {
+		awake()
 		return
 	}
 	req := dd.StreamExecRequest{Command: cmd, Stdin: in, Stdout: p.stdout, Stderr: p.stderr, Signals: p.signals}
 	go func() {
+		defer awake()
 		res, err := s.opts.Driver.StreamExec(s.base(), topology.NamesOf(sbx).Primary(), req)
 		if pr, ok := in.(*io.PipeReader); ok {
 			_ = pr.Close()

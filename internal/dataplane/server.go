@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -42,6 +43,7 @@ type Options struct {
 	Reader      client.Reader // uncached reads: Sandboxes of any node, the front proxy's ConfigMap
 	Driver      dd.Driver
 	Freezes     *handoff.Freezes // captures under way on this node
+	Idle        *handoff.Idle    // sessions' use: every call keeps its Sandbox awake and thaws one frozen for idleness; nil: none
 	// LeaseNamespace holds the agents' node Leases, named LeaseName(node), where each publishes its data
 	// plane's address (AddressAnnotation) for the others to forward to.
 	LeaseNamespace string
@@ -238,6 +240,13 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, c
 		return
 	}
 	log.V(1).Info("Serving")
+	done, err := s.wake(ctx, sbx)
+	if err != nil {
+		log.Error(err, "Resuming from an idle pause")
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "%v", err)
+		return
+	}
+	defer done()
 	switch t.Subresource {
 	case Files:
 		s.serveFiles(w, r, sbx)
@@ -261,6 +270,20 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, c
 	case PortForward:
 		servePortForward(w, r, s.opts.Driver, sbx)
 	}
+}
+
+// wake marks a call into a Sandbox of this node as going on until done, thawing it first when its agent froze
+// it for idleness (docs/design/idle-pause.md). Its status says so until the Sandbox reconciler's next pass,
+// which the thaw asks for; the call treats it as Running from here.
+func (s *Server) wake(ctx context.Context, sbx *dsv1alpha1.Sandbox) (done func(), err error) {
+	done, _, err = s.opts.Idle.Use(ctx, types.NamespacedName{Namespace: sbx.Namespace, Name: sbx.Name}, sbx.UID)
+	if err != nil {
+		return nil, fmt.Errorf("the call could not start: %w", err)
+	}
+	if dsv1alpha1.IdlePaused(sbx) {
+		sbx.Status.Phase = dsv1alpha1.SandboxRunning
+	}
+	return done, nil
 }
 
 // verbOf is the verb a request needs: files says its own (get to read, create to change), processes get to

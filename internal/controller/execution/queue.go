@@ -122,18 +122,19 @@ func admit(ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) admission {
 		return admission{refuse: fmt.Sprintf("Sandbox %s cannot run commands: %s", sbx.Name, stalled.Message)}
 	case paused(sbx):
 		return pausedWait
-	case ready != nil && ready.Status == metav1.ConditionTrue && sbx.Status.Phase == dsv1alpha1.SandboxRunning:
-		return admission{}
+	case ready != nil && ready.Status == metav1.ConditionTrue && (sbx.Status.Phase == dsv1alpha1.SandboxRunning || dsv1alpha1.IdlePaused(sbx)):
+		return admission{} // one frozen for idleness is thawed by its command's start (launch)
 	case ready != nil:
 		return notReady(fmt.Sprintf("it is %s: %s", sbx.Status.Phase, ready.Message))
 	}
 	return notReady("it has not started yet")
 }
 
-// paused tells whether the Sandbox is, or is to be, frozen by its spec.
+// paused tells whether the Sandbox is, or is to be, frozen by its spec. One frozen for idleness is not: its
+// command thaws it.
 func paused(sbx *dsv1alpha1.Sandbox) bool {
-	return sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused || sbx.Status.Phase == dsv1alpha1.SandboxPaused ||
-		status.IsTrue(sbx, dsv1alpha1.ConditionPaused)
+	return !dsv1alpha1.IdlePaused(sbx) && (sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused ||
+		sbx.Status.Phase == dsv1alpha1.SandboxPaused || status.IsTrue(sbx, dsv1alpha1.ConditionPaused))
 }
 
 // ahead names the Execution this one waits for: one running in the Sandbox, or the first one queued before

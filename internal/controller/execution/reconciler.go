@@ -44,6 +44,7 @@ type Reconciler struct {
 	Runs      *Runs             // this agent's runs; the Sandbox reconciler reads them as its Commands
 	Verdicts  *handoff.Verdicts // poisonings handed to the Sandbox reconciler, the one writer of Sandbox status
 	Freezes   *handoff.Freezes  // the lock between captures and commands, shared with the Checkpoint reconciler; required
+	Idle      *handoff.Idle     // sessions' use: a command keeps its Sandbox awake and thaws one frozen for idleness; nil: none
 	Options   Options
 
 	base     context.Context         // commands run until the agent stops (set by SetupWithManager)

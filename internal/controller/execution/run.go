@@ -36,7 +36,12 @@ func (r *Reconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 		log.V(1).Info("Running the command")
 		ctx := traceRun(ctx, ex)
 		runCtx, endRun := traceCommand(ctx)
-		res, err := r.Driver.Exec(runCtx, t.Primary(), r.request(p.spec, p.commandEnv))
+		var res dd.ExecResult
+		awake, err := r.wake(runCtx, t)
+		if err == nil {
+			res, err = r.Driver.Exec(runCtx, t.Primary(), r.request(p.spec, p.commandEnv))
+			awake()
+		}
 		endRun(res, err)
 		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer done()
@@ -68,6 +73,17 @@ func (r *Reconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 		}
 		log.V(1).Info("Finished", "reason", v.reason)
 	}()
+}
+
+// wake marks the command as going on in its Sandbox, until awake is called, thawing the Sandbox first when
+// its agent froze it for idleness (docs/design/idle-pause.md). A thaw that fails is a conflict with no
+// outcome: the command did not start, and stillPaused decides whether it waits.
+func (r *Reconciler) wake(ctx context.Context, t topology.Names) (awake func(), err error) {
+	awake, _, err = r.Idle.Use(ctx, t.Sandbox, t.UID)
+	if err != nil {
+		return nil, dd.NewError(dd.KindConflict, dd.PhaseExec, t.Primary(), err.Error())
+	}
+	return awake, nil
 }
 
 // notifyEnded brings a pass for an Execution whose run has ended, which moves its Sandbox's queue along:

@@ -21,6 +21,7 @@ import (
 func (r *Reconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	r.probes.Forget(client.ObjectKeyFromObject(sbx))
 	r.restores.Forget(sbx.UID)
+	r.Idle.Forget(sbx.UID)
 	r.Wake.Cancel(client.ObjectKeyFromObject(sbx)) // a deletion starts nothing: no pass at a startup deadline
 	applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxTerminating, reason: dsv1alpha1.ReasonDeleting, message: "removing the Sandbox's containers, network and workspace"})
 	if err := r.removeOwned(ctx, sbx.UID, sbx.Spec.Services); err != nil {

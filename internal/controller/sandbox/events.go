@@ -17,6 +17,7 @@ const (
 	EventServiceReady     = "ServiceReady"     // a service passed readiness
 	EventStarted          = "Started"          // the primary container started
 	EventPaused           = "Paused"           // containers frozen
+	EventIdlePaused       = "IdlePaused"       // containers frozen after spec.idlePauseSeconds without a command
 	EventResumed          = "Resumed"          // containers thawed
 	EventPoisoned         = "TopologyPoisoned" // a service or a session's primary failed; the topology stopped
 	EventRolled           = "TopologyRolled"   // the spec changed; the old topology was removed, a new one follows

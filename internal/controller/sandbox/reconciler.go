@@ -87,6 +87,7 @@ type Reconciler struct {
 	Freezes   *handoff.Freezes             // Sandboxes a capture holds frozen, whose lifecycle is left alone meanwhile
 	Commands  handoff.Commands             // Executions' commands running in Sandboxes, whose outcome says why a primary stopped
 	Verdicts  *handoff.Verdicts            // poisonings decided by Executions' runs, which this reconciler writes
+	Idle      *handoff.Idle                // sessions' use, by which idle ones are frozen (spec.idlePauseSeconds); nil: none is
 
 	// Subnets gives topology networks their subnets; nil lets Docker's default pools choose.
 	Subnets *TopologySubnets

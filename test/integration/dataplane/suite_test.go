@@ -22,6 +22,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +31,7 @@ import (
 	"github.com/dockside-dev/dockside/internal/controlplane"
 	"github.com/dockside-dev/dockside/internal/dataplane"
 	"github.com/dockside-dev/dockside/internal/dataplane/files"
+	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/test/internal/envtestenv"
 	"github.com/dockside-dev/dockside/test/internal/loopback"
 )
@@ -53,6 +55,8 @@ type agentNode struct {
 	name    string
 	address string
 	driver  *fake.Driver
+	idle    *handoff.Idle
+	resumed chan types.NamespacedName // the Sandboxes a call thawed from an idle pause
 }
 
 func TestDataplane(t *testing.T) {
@@ -90,13 +94,14 @@ func startNode(name, address string) *agentNode {
 	ctx, cancel := context.WithCancel(context.Background())
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: leaseNamespace, Name: "dockside-agent-" + name}}
 	Expect(k8s.Create(ctx, lease)).To(Succeed())
-	n := &agentNode{name: name, address: address, driver: fake.New(name)}
+	n := &agentNode{name: name, address: address, driver: fake.New(name), resumed: make(chan types.NamespacedName, 16)}
+	n.idle = &handoff.Idle{Thaw: n.driver, Resumed: func(key types.NamespacedName) { n.resumed <- key }}
 	srv, err := dataplane.New(dataplane.Options{
 		Node: name, BindAddress: address, CertDir: filepath.Join(certDir, "dataplane"),
 		Client: k8s, Reader: k8s, Driver: n.driver, LeaseNamespace: leaseNamespace, AdvertiseAddress: address,
 		LeaseName:  func(node string) string { return "dockside-agent-" + node },
 		ServerName: "dockside-dataplane.dockside-system.svc", CaptureWait: 2 * time.Second, Log: logr.Discard(),
-		Files: &files.Handler{Driver: n.driver, SpoolDir: GinkgoT().TempDir()},
+		Files: &files.Handler{Driver: n.driver, SpoolDir: GinkgoT().TempDir()}, Idle: n.idle,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	done := make(chan error, 1)
