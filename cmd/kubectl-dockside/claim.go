@@ -9,11 +9,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/objectwait"
 )
 
 const claimUsage = `Usage: kubectl dockside claim [flags] POOL [NAME]
@@ -110,64 +109,11 @@ func claim(ctx context.Context, k *kubeFlags, w *waitFlags, name string, spec ds
 	return nil
 }
 
-// watchClaim waits until the claim is Ready or Stalled: it reads the claim, then watches it from the
-// version read, and reads it again whenever the watch ends. A warm claim is Ready in tens of milliseconds,
-// which polling every pollInterval would only add to.
+// watchClaim waits with a watch until the claim is Ready or Stalled, cl following it.
 func watchClaim(ctx context.Context, c client.WithWatch, cl *dsv1alpha1.SandboxClaim) error {
-	for {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(cl), cl); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("reading SandboxClaim %s: %w", cl.Name, err)
-		}
-		if done, err := claimDone(cl); done || err != nil {
-			return err
-		}
-		w, err := c.Watch(ctx, &dsv1alpha1.SandboxClaimList{}, client.InNamespace(cl.Namespace),
-			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", cl.Name)},
-			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: cl.ResourceVersion}})
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("watching SandboxClaim %s: %w", cl.Name, err)
-		}
-		done, err := claimEvents(ctx, w, cl)
-		w.Stop()
-		if done || err != nil {
-			return err
-		}
-	}
-}
-
-// claimEvents reads the watch's events into cl until the claim is Ready (true), fails, or the watch ends
-// (false, to open another).
-func claimEvents(ctx context.Context, w watch.Interface, cl *dsv1alpha1.SandboxClaim) (bool, error) {
-	for {
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return false, nil
-			}
-			switch ev.Type {
-			case watch.Deleted:
-				return false, fmt.Errorf("SandboxClaim %s was deleted", cl.Name)
-			case watch.Error:
-				return false, nil // the version is too old, say: read it again
-			}
-			got, ok := ev.Object.(*dsv1alpha1.SandboxClaim)
-			if !ok {
-				continue
-			}
-			*cl = *got
-			if done, err := claimDone(cl); done || err != nil {
-				return done, err
-			}
-		}
-	}
+	got, err := objectwait.Until(ctx, c, cl, &dsv1alpha1.SandboxClaimList{}, "SandboxClaim", claimDone)
+	*cl = *got
+	return err //nolint:wrapcheck // it names the claim already
 }
 
 // claimDone says whether the claim is Ready, or why it will not be.

@@ -22,14 +22,13 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/objectwait"
 )
 
 // cleanupTimeout bounds deleting an Execution after its caller gave up on it.
@@ -139,54 +138,12 @@ func (c *Client) create(ctx context.Context, req Request) (*dsv1alpha1.Execution
 
 // wait watches the Execution until it has ended, and returns it as it ended.
 func (c *Client) wait(ctx context.Context, ex *dsv1alpha1.Execution) (*dsv1alpha1.Execution, error) {
-	for {
-		cur := &dsv1alpha1.Execution{}
-		if err := c.kube.Get(ctx, client.ObjectKeyFromObject(ex), cur); err != nil {
-			return nil, fmt.Errorf("reading Execution %s: %w", ex.Name, err)
-		}
-		if cur.UID != ex.UID {
-			return nil, fmt.Errorf("execution %s was deleted before it ended", ex.Name)
-		}
-		if finished(cur) {
-			return cur, nil
-		}
-		if done, err := c.watch(ctx, cur); done != nil || err != nil {
-			return done, err
-		}
-		// The watch closed (the API server ends them now and then): read the Execution again.
-	}
-}
-
-// watch follows the Execution from the version given; it returns nil, nil when the watch closes first.
-func (c *Client) watch(ctx context.Context, from *dsv1alpha1.Execution) (*dsv1alpha1.Execution, error) {
-	w, err := c.kube.Watch(ctx, &dsv1alpha1.ExecutionList{}, &client.ListOptions{
-		Namespace:     from.Namespace,
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", from.Name),
-		Raw:           &metav1.ListOptions{ResourceVersion: from.ResourceVersion},
-	})
+	cur, err := objectwait.Until(ctx, c.kube, ex, &dsv1alpha1.ExecutionList{}, "Execution",
+		func(cur *dsv1alpha1.Execution) (bool, error) { return finished(cur), nil })
 	if err != nil {
-		return nil, fmt.Errorf("watching Execution %s: %w", from.Name, err)
+		return nil, err //nolint:wrapcheck // it names the Execution already
 	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case e, ok := <-w.ResultChan():
-			if !ok {
-				return nil, nil
-			}
-			ex, isExecution := e.Object.(*dsv1alpha1.Execution)
-			switch {
-			case e.Type == watch.Deleted && isExecution && ex.UID == from.UID:
-				return nil, fmt.Errorf("execution %s was deleted before it ended", from.Name)
-			case e.Type == watch.Error:
-				return nil, nil // an expired version, for one: start over from a fresh read
-			case isExecution && ex.UID == from.UID && finished(ex):
-				return ex, nil
-			}
-		}
-	}
+	return cur, nil
 }
 
 // delete removes the Execution, whatever ctx the caller had left.
