@@ -52,6 +52,11 @@ func setLifecycle(ctx context.Context, k *kubeFlags, w *waitFlags, name string, 
 	if err := c.Patch(ctx, sbx, patch); err != nil {
 		return fmt.Errorf("setting the lifecycle of Sandbox %s/%s to %s: %w", sbx.Namespace, sbx.Name, want, err)
 	}
+	if want == dsv1alpha1.LifecycleRunning && dsv1alpha1.IdlePaused(sbx) {
+		if err := k.thaw(ctx, sbx); err != nil {
+			return err
+		}
+	}
 	if !w.wait {
 		return nil
 	}
@@ -89,4 +94,21 @@ func pausedOf(sbx *dsv1alpha1.Sandbox) string {
 		return fmt.Sprintf("Paused=%s, %s: %s", c.Status, c.Reason, c.Message)
 	}
 	return readyOf(sbx.Status.Conditions)
+}
+
+// thaw wakes a Sandbox its agent froze for idleness: its spec already says Running, so the patch changes
+// nothing, and what thaws it is a call to it (docs/design/idle-pause.md); a stat of / is the lightest.
+func (k *kubeFlags) thaw(ctx context.Context, sbx *dsv1alpha1.Sandbox) error {
+	cfg, _, err := k.config()
+	if err != nil {
+		return err
+	}
+	fc, err := newFilesClient(cfg, sbx.Namespace, sbx.Name)
+	if err != nil {
+		return err
+	}
+	if _, err := fc.stat(ctx, "/"); err != nil {
+		return fmt.Errorf("waking the idle Sandbox %s: %w", sbx.Name, err)
+	}
+	return nil
 }

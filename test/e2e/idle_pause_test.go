@@ -12,8 +12,9 @@ import (
 )
 
 // Idle pause on real Docker (docs/design/idle-pause.md): the agent freezes a session that ran no command
-// for spec.idlePauseSeconds, and an exec through the data plane thaws it before it runs. 20 s of idleness
-// leave the checks after the exec ample time before the next freeze, even on a loaded machine.
+// for spec.idlePauseSeconds, and an exec through the data plane (or kubectl dockside resume) thaws it before
+// it runs. 20 s of idleness leave the checks after the exec ample time before the next freeze, even on a
+// loaded machine.
 var _ = Describe("idle pause on real Docker", func() {
 	It("freezes an idle session, and an exec thaws it with its process and files kept", func() {
 		ns := newNamespace("idle")
@@ -45,6 +46,14 @@ spec:
 		Expect(docker("inspect", "-f", "{{.State.StartedAt}}", primary)).To(Equal(started), "the same process: thawed, not restarted")
 		waitFor(ns, "sandbox/dozy", "jsonpath={.status.phase}=Running", time.Minute)
 		Expect(onlyContainer(ns, "dozy", dsv1alpha1.RolePrimary)).To(Equal(primary), "no roll")
+
+		By("kubectl dockside resume thaws it too, though its spec already says Running")
+		waitFor(ns, "sandbox/dozy", `jsonpath={.status.conditions[?(@.type=="Paused")].reason}=Idle`, 2*time.Minute)
+		res = dockside("resume", "", "-n", ns, "dozy")
+		Expect(res.code).To(Equal(0), res.stderr)
+		Expect(res.stdout).To(Equal("sandbox/dozy resumed\n"))
+		Expect(field(ns, "sandbox/dozy", "{.status.phase}")).To(Equal(string(dsv1alpha1.SandboxRunning)))
+		Expect(docker("inspect", "-f", "{{.State.Paused}}", primary)).To(Equal("false"))
 
 		deleteAndExpectGone(ns, "dozy")
 	})

@@ -156,7 +156,11 @@ class Sandbox:
 
     def resume(self, timeout=60):
         """Thaws a paused Sandbox and waits until it is Ready again."""
-        self._api.patch(self.namespace, PLURAL, self.name, {"spec": {"lifecycle": "Running"}})
+        patched = self._api.patch(self.namespace, PLURAL, self.name, {"spec": {"lifecycle": "Running"}})
+        if patched and condition(patched, "Paused").get("reason") == "Idle" and is_true(patched, "Paused"):
+            # Frozen by its agent for idleness: the spec said Running already, and a call is what thaws it
+            # (docs/design/idle-pause.md); a stat of / is the lightest.
+            self.files.stat("/")
         self._wait(ready, timeout, "resuming")
 
     def checkpoint(self, name=None, paths=None, timeout=300):

@@ -74,6 +74,19 @@ class LifecycleTest(unittest.TestCase):
         patches = [body for verb, _, _, body in api.calls if verb == "patch"]
         self.assertEqual(patches, [{"spec": {"lifecycle": "Paused"}}, {"spec": {"lifecycle": "Running"}}])
 
+    def test_resume_wakes_a_sandbox_frozen_for_idleness_with_a_call(self):
+        def idle_agent(api, plural, obj):
+            healthy_agent(api, plural, obj)
+            if plural == "sandboxes" and not api.requests:  # frozen until a files call comes
+                set_condition(obj, "Paused", "True", "Idle", "frozen after 60s without a command")
+                obj["status"]["phase"] = "Paused"
+
+        api = StubApi(idle_agent)
+        sbx = sandbox(api).start()
+        sbx.resume()
+        self.assertEqual([(m, dict(p).get("op"), dict(p).get("path")) for m, p, _ in api.requests], [("GET", "stat", "/")])
+        self.assertEqual(sbx.status()["phase"], "Running")
+
     def test_resume_reports_a_poisoned_topology(self):
         def poisoning(api, plural, obj):
             healthy_agent(api, plural, obj)
