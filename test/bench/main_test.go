@@ -84,7 +84,7 @@ func benchmark(m *testing.M) int {
 			failures = append(failures, err.Error())
 		}
 	}
-	for _, node := range []string{runNode, plainNode(runNode), densityNode(), soakNode(), registryNode("a"), registryNode("b"), plainNode(registryNode("a"))} {
+	for _, node := range []string{runNode, plainNode(runNode), tracedNode(), densityNode(), soakNode(), registryNode("a"), registryNode("b"), plainNode(registryNode("a"))} {
 		if err := checkNothingLeft(node); err != nil {
 			failures = append(failures, err.Error())
 		}
