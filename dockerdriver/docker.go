@@ -3,6 +3,7 @@ package dockerdriver
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/docker/docker/client"
@@ -30,6 +31,9 @@ type Docker struct {
 	// cgroup: the agent shares the daemon's PID namespace, and an exec's leftovers are then found in /proc
 	// rather than by asking the daemon (docker_exec_session.go).
 	seesHostPIDs atomic.Bool
+	// supervisors caches the supervisor binary by image (docker_supervise_files.go).
+	supervisorMu sync.Mutex
+	supervisors  map[string][]byte
 }
 
 var _ Driver = (*Docker)(nil)

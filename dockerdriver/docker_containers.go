@@ -8,6 +8,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 )
 
 // EnsureContainer creates the hardened container, or adopts the existing one with the same identity. Two
@@ -225,6 +226,9 @@ func containerInfo(c container.InspectResponse) ContainerInfo {
 	}
 	if c.Config != nil {
 		info.Image, info.Labels, info.User = c.Config.Image, c.Config.Labels, c.Config.User
+	}
+	for _, m := range c.Mounts {
+		info.RunVolume = info.RunVolume || (m.Type == mount.TypeVolume && m.Destination == RunMountPath)
 	}
 	if c.NetworkSettings != nil && info.Network != "" {
 		if ep := c.NetworkSettings.Networks[info.Network]; ep != nil {

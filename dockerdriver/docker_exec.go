@@ -38,6 +38,14 @@ func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecRe
 	if info.State == StatePaused {
 		return ExecResult{}, NewError(KindConflict, PhaseExec, name, "the container is paused")
 	}
+	if req.Supervised != nil && info.RunVolume {
+		return d.execSupervised(ctx, info.ID, name, req)
+	}
+	if req.Supervised != nil {
+		if err := req.Supervised.Created(ExecRef{}); err != nil {
+			return ExecResult{}, err
+		}
+	}
 	var before map[string]bool
 	if req.KillSurvivors {
 		if before, err = d.processes(ctx, info.ID, name); err != nil {

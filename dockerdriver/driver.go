@@ -79,6 +79,9 @@ type Driver interface {
 	// Exec runs a command in a running container with a deadline and an output cap (see ExecRequest).
 	// Reaching the deadline or a cancelled ctx is an outcome (ExecResult.Reason), not an error.
 	Exec(ctx context.Context, name string, req ExecRequest) (ExecResult, error)
+	// ResumeExec waits again for a supervised exec (ExecRequest.Supervised) that a caller gone since started
+	// with req, for at most left, and ends it as Exec would have. An exec Docker does not know is NotFound.
+	ResumeExec(ctx context.Context, name string, ref ExecRef, req ExecRequest, left time.Duration) (ExecResult, error)
 	// StreamExec runs an interactive command in a running container, copying its streams as they are
 	// written, until it exits or ctx ends; either way the processes of its session end with it (see
 	// StreamExecRequest). The exit code is an outcome; a cut stream is an error.

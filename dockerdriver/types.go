@@ -184,6 +184,7 @@ type ContainerInfo struct {
 	IP         string    // its address on that network while running
 	User       string    // the uid[:gid] it runs as (see RunAs)
 	Init       bool      // its command runs under the daemon's init (see ContainerSpec.Init)
+	RunVolume  bool      // a volume is mounted at RunMountPath: supervised execs can run in it
 	Labels     map[string]string
 }
 
@@ -215,6 +216,36 @@ type ExecRequest struct {
 	// processes before the exec and, if new ones remain once the command exited (detached or double-forked
 	// children), kills the container, the one bound they cannot escape (see ExecResult.Survivors).
 	KillSurvivors bool
+	// Supervised runs the command under dockside-supervise, detached from the caller, in a container with a
+	// run volume (ContainerInfo.RunVolume); in one without, the exec runs attached as before and
+	// Supervision.Created gets an ExecRef with no ID. See Supervision.
+	Supervised *Supervision
+}
+
+// RunMountPath is where a session's primary mounts its run volume: the supervisor and the output it keeps
+// of the command it runs (docs/design/decisions/0028-commands-run-under-a-supervisor.md).
+const RunMountPath = "/run/dockside"
+
+// Supervision is how a command outlives the agent that started it. The driver puts the supervisor (from
+// Image) into the container's run volume, makes the exec and hands its ExecRef to Created before it starts
+// it, detached: the command then runs whether or not anyone waits for it, its output goes to files in the
+// run volume (the first OutputLimit bytes of each stream, and a count of the rest), the supervisor kills its
+// process group at Timeout, and Docker keeps its exit code. The driver waits for it as for an attached exec,
+// with one difference: when ctx ends (not the deadline), the wait ends as ExecCanceled and the command is
+// left running, for the caller to kill (StopContainer) or for ResumeExec to wait for again.
+type Supervision struct {
+	Image string // the image whose /dockside-supervise is the supervisor (the holder's)
+	Key   string // names the run's folder in the run volume: letters, digits and '-', unique per run
+	// Created is called once Docker has made the exec, before it starts: the caller records the ExecRef so
+	// that it can find the command again. An error from it starts nothing.
+	Created func(ExecRef) error
+}
+
+// ExecRef finds a supervised exec again: its Docker ID ("" for an exec that ran attached, which cannot be
+// resumed) and the container's processes before it, by host PID, for KillSurvivors.
+type ExecRef struct {
+	ID     string
+	Before []string
 }
 
 // ExecReason says how an exec ended.
@@ -223,7 +254,8 @@ type ExecReason string
 const (
 	ExecCompleted        ExecReason = "Completed"        // the command exited; see ExitCode
 	ExecDeadlineExceeded ExecReason = "DeadlineExceeded" // Timeout or ctx deadline passed; container killed unless KeepOnTimeout
-	ExecCanceled         ExecReason = "Canceled"         // ctx was cancelled; container killed unless KeepOnTimeout
+	ExecCanceled         ExecReason = "Canceled"         // ctx was cancelled; container killed unless KeepOnTimeout or Supervised
+	ExecNotStarted       ExecReason = "NotStarted"       // ResumeExec: the exec was made but never started
 )
 
 // ExecResult is how an exec ended and the first OutputLimit bytes of each stream.

@@ -157,6 +157,9 @@ func (spec VolumeSpec) Validate() error {
 }
 
 // Validate refuses an exec without command, deadline or output cap; name is the container, for the error.
+// runKey is what a supervised run's folder may be named.
+var runKey = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
+
 func (req ExecRequest) Validate(name string) error {
 	bad := func(reason string) error { return NewError(KindInvalidSpec, PhaseExec, name, reason) }
 	switch {
@@ -168,6 +171,8 @@ func (req ExecRequest) Validate(name string) error {
 		return bad("an output limit is required")
 	case req.KeepOnTimeout && req.KillSurvivors:
 		return bad("KeepOnTimeout and KillSurvivors exclude each other")
+	case req.Supervised != nil && (req.KeepOnTimeout || req.Supervised.Created == nil || !runKey.MatchString(req.Supervised.Key)):
+		return bad("a supervised exec needs a key of letters, digits and '-', a Created callback and no KeepOnTimeout")
 	}
 	for i, e := range req.Env {
 		if e.Name == "" {

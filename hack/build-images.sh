@@ -43,10 +43,13 @@ build_busybox() {
 
 build_holder() {
   local tag="$prefix/holder:$version" ctx
-  present "$tag" && { echo ">> $tag is present"; return; }
+  [[ $(docker image inspect -f '{{index .Config.Labels "dev.dockside.supervisor"}}' "$tag" 2>/dev/null) == 1 ]] &&
+    { echo ">> $tag is present"; return; } # an older holder, without the supervisor, is built again
   ctx=$(mktemp -d -p "$scratch"); trap 'rm -rf "$ctx"' RETURN
   cp "$root/hack/images/holder/Dockerfile" "$ctx/"
-  (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$ctx/dockside-holder" ./cmd/dockside-holder)
+  for cmd in dockside-holder dockside-supervise; do
+    (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$ctx/$cmd" "./cmd/$cmd")
+  done
   echo ">> building $tag" >&2
   docker build -q -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 || { cat "$ctx/build.log" >&2; exit 1; }
   present "$tag" || { echo "!! $tag is not in the image store after the build" >&2; exit 1; }

@@ -24,4 +24,5 @@ const (
 	RoleNetwork   = "network"   // a per-topology bridge
 	RoleWorkspace = "workspace" // the workspace volume
 	RoleSecrets   = "secrets"   // the volume of a Sandbox's secretFiles
+	RoleRun       = "run"       // a session primary's run volume: the supervisor of its Executions and their output
 )

@@ -83,7 +83,7 @@ func (f *Driver) EnsureContainer(ctx context.Context, spec dd.ContainerSpec) (dd
 		c := &container{spec: spec, rootfs: map[string]entry{}, info: dd.ContainerInfo{
 			Exists: true, ID: fmt.Sprintf("ctr%04d", f.nextID), Name: spec.Name, Image: spec.Image,
 			ImageID: f.images[spec.Image].ID, State: dd.StateCreated, Network: spec.Network.Name, Labels: want,
-			User: dd.RunAs(spec, f.images[spec.Image].User), Init: spec.Init,
+			User: dd.RunAs(spec, f.images[spec.Image].User), Init: spec.Init, RunVolume: hasRunVolume(spec),
 		}}
 		f.containers[spec.Name] = c
 		return c.snapshot(), nil
@@ -199,6 +199,7 @@ func (f *Driver) RemoveContainer(ctx context.Context, name string) error {
 			f.exit(c, 137, false)
 		}
 		delete(f.containers, c.info.Name)
+		f.forgetExecs(c.info.ID)
 		f.emit(c, dd.EventDestroy)
 		return struct{}{}, nil
 	})
@@ -322,6 +323,7 @@ func (f *Driver) exit(c *container, code int, oom bool) {
 	c.info.State, c.info.ExitCode, c.info.OOMKilled = dd.StateExited, code, oom
 	c.info.FinishedAt, c.info.IP = time.Now(), ""
 	f.emit(c, dd.EventDie)
+	f.endExecs(c.info.ID)
 	for _, m := range c.spec.Mounts {
 		f.forgetIfUnheld(m.Volume)
 	}

@@ -42,6 +42,9 @@ func (f *Driver) Exec(ctx context.Context, name string, req dd.ExecRequest) (dd.
 		if err != nil {
 			return dd.ExecResult{}, err
 		}
+		if req.Supervised != nil {
+			return f.execSupervised(ctx, name, req, handler)
+		}
 		start := time.Now()
 		runCtx, cancel := context.WithTimeout(ctx, req.Timeout)
 		defer cancel()

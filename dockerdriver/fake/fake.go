@@ -26,6 +26,8 @@ type Driver struct {
 	calls       map[Op]int
 	unavailable bool
 	execHandler ExecHandler
+	execs       map[string]*supervised // supervised execs by ID, until their container is removed
+	nextExec    int
 	streamExec  StreamExecHandler
 	streams     []*stream
 	storage     dd.StorageInfo // what docker info would report; see SetStorage
@@ -46,6 +48,7 @@ func New(node string) *Driver {
 		networks:    map[string]*network{},
 		volumes:     map[string]*volume{},
 		containers:  map[string]*container{},
+		execs:       map[string]*supervised{},
 		faults:      map[Op][]fault{},
 		calls:       map[Op]int{},
 		execHandler: func(context.Context, string, dd.ExecRequest) ExecOutput { return ExecOutput{} },

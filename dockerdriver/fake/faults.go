@@ -35,6 +35,7 @@ const (
 	OpPauseContainer   Op = "PauseContainer"
 	OpUnpauseContainer Op = "UnpauseContainer"
 	OpExec             Op = "Exec"
+	OpResumeExec       Op = "ResumeExec"
 	OpStreamExec       Op = "StreamExec"
 	OpCopyFrom         Op = "CopyFrom"
 	OpCopyTo           Op = "CopyTo"
@@ -54,7 +55,7 @@ var phases = map[Op]dd.Phase{
 	OpRemoveVolume: dd.PhaseRemove, OpListVolumes: dd.PhaseObserve, OpEnsureContainer: dd.PhaseCreate,
 	OpStartContainer: dd.PhaseStart, OpObserveContainer: dd.PhaseObserve, OpStopContainer: dd.PhaseStop,
 	OpRemoveContainer: dd.PhaseRemove, OpListContainers: dd.PhaseObserve, OpPauseContainer: dd.PhasePause,
-	OpUnpauseContainer: dd.PhasePause, OpExec: dd.PhaseExec, OpStreamExec: dd.PhaseExec, OpCopyFrom: dd.PhaseCopy, OpCopyTo: dd.PhaseCopy,
+	OpUnpauseContainer: dd.PhasePause, OpExec: dd.PhaseExec, OpResumeExec: dd.PhaseExec, OpStreamExec: dd.PhaseExec, OpCopyFrom: dd.PhaseCopy, OpCopyTo: dd.PhaseCopy,
 	OpLogTail: dd.PhaseObserve, OpCopyToAsUser: dd.PhaseCopy, OpStatPath: dd.PhaseCopy, OpRenamePath: dd.PhaseExec,
 	OpRemovePath: dd.PhaseExec,
 }

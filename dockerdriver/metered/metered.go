@@ -198,6 +198,13 @@ func (d *instrumented) Exec(ctx context.Context, name string, req dd.ExecRequest
 	})
 }
 
+// ResumeExec is bounded by what is left of the exec's deadline, as Exec is by all of it.
+func (d *instrumented) ResumeExec(ctx context.Context, name string, ref dd.ExecRef, req dd.ExecRequest, left time.Duration) (dd.ExecResult, error) {
+	return measure(d, ctx, "ResumeExec", dd.PhaseExec, left, func(ctx context.Context) (dd.ExecResult, error) {
+		return d.next.ResumeExec(ctx, name, ref, req, left)
+	})
+}
+
 // StreamExec is not bounded: an interactive command lasts as long as its client keeps it.
 func (d *instrumented) StreamExec(ctx context.Context, name string, req dd.StreamExecRequest) (dd.StreamExecResult, error) {
 	unbounded := &instrumented{next: d.next}

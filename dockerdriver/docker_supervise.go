@@ -1,0 +1,157 @@
+package dockerdriver
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+)
+
+const (
+	// supervisorPath is the supervisor in the run volume; runsPath holds one folder per run, which the
+	// supervisor (running as the container's user) makes and clears.
+	supervisorPath = RunMountPath + "/supervise"
+	runsPath       = RunMountPath + "/runs"
+	// pollFirst and pollMax pace the exec inspections that wait for a supervised command: quick at first
+	// for short commands, then no more than a few a second for long ones.
+	pollFirst = 20 * time.Millisecond
+	pollMax   = 500 * time.Millisecond
+)
+
+// execSupervised runs req under the supervisor, detached (see Supervision), and waits for it.
+func (d *Docker) execSupervised(ctx context.Context, id, name string, req ExecRequest) (ExecResult, error) {
+	if err := d.installSupervisor(ctx, id, name, req.Supervised.Image); err != nil {
+		return ExecResult{}, err
+	}
+	ref := ExecRef{}
+	if req.KillSurvivors {
+		before, err := d.processes(ctx, id, name)
+		if err != nil {
+			return ExecResult{}, err
+		}
+		ref.Before = slices.Sorted(maps.Keys(before))
+	}
+	cmd := append([]string{supervisorPath, runsPath + "/" + req.Supervised.Key, strconv.Itoa(req.OutputLimit),
+		strconv.FormatInt(int64((req.Timeout+time.Second-1)/time.Second), 10), "--"}, req.Command...)
+	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
+		Cmd: cmd, Env: envList(req.Env), WorkingDir: req.WorkingDir, AttachStdin: req.Stdin != nil,
+	})
+	if err != nil {
+		return ExecResult{}, d.classify(err, PhaseExec, name)
+	}
+	ref.ID = created.ID
+	if err := req.Supervised.Created(ref); err != nil {
+		return ExecResult{}, err
+	}
+	if err := d.startDetached(ctx, created.ID, name, req.Stdin); err != nil {
+		return ExecResult{}, err
+	}
+	return d.awaitSupervised(ctx, id, name, ref, req, req.Timeout)
+}
+
+// startDetached starts the exec without waiting for it. With stdin it attaches to write it and close it;
+// the command's output goes to the supervisor's files, never through the attachment, so the command does
+// not depend on it.
+func (d *Docker) startDetached(ctx context.Context, execID, name string, stdin []byte) error {
+	if stdin == nil {
+		return d.classify(d.cli.ContainerExecStart(ctx, execID, container.ExecStartOptions{Detach: true}), PhaseExec, name)
+	}
+	resp, err := d.cli.ContainerExecAttach(ctx, execID, container.ExecAttachOptions{})
+	if err != nil {
+		return d.classify(err, PhaseExec, name)
+	}
+	go func() { // ends when the command has read it all, or with the command
+		defer resp.Close()
+		if _, err := resp.Conn.Write(stdin); err == nil {
+			_ = resp.CloseWrite()
+			_, _ = resp.Reader.Discard(1) // holds the attachment until the command ends
+		}
+	}()
+	return nil
+}
+
+// ResumeExec waits again for a supervised exec started by a caller gone since (see Driver).
+func (d *Docker) ResumeExec(ctx context.Context, name string, ref ExecRef, req ExecRequest, left time.Duration) (ExecResult, error) {
+	if err := req.Validate(name); err != nil {
+		return ExecResult{}, err
+	}
+	if req.Supervised == nil || ref.ID == "" {
+		return ExecResult{}, NewError(KindInvalidSpec, PhaseExec, name, "only a supervised exec with an ID can be resumed")
+	}
+	info, err := d.running(ctx, name, PhaseExec)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	ins, err := d.cli.ContainerExecInspect(ctx, ref.ID)
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return ExecResult{}, NewError(KindNotFound, PhaseExec, name, "Docker knows no exec "+ref.ID)
+	case err != nil:
+		return ExecResult{}, d.classify(err, PhaseExec, name)
+	case ins.ContainerID != info.ID:
+		return ExecResult{}, NewError(KindNotFound, PhaseExec, name, "exec "+ref.ID+" belongs to another container")
+	case !ins.Running && ins.Pid == 0:
+		return ExecResult{Reason: ExecNotStarted}, nil
+	}
+	return d.awaitSupervised(ctx, info.ID, name, ref, req, max(left, time.Millisecond))
+}
+
+// awaitSupervised waits at most left for the supervised exec, then reads its outcome: the exit code from
+// Docker, the output from the run's files. At the deadline the container is killed, as for any exec; when
+// ctx ends first, the command is left running (Supervision).
+func (d *Docker) awaitSupervised(ctx context.Context, id, name string, ref ExecRef, req ExecRequest, left time.Duration) (ExecResult, error) {
+	start := time.Now()
+	runCtx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	code, err := d.pollExit(runCtx, ref.ID, name)
+	switch {
+	case ctx.Err() != nil:
+		return ExecResult{Reason: ExecCanceled, Duration: time.Since(start)}, nil
+	case runCtx.Err() != nil:
+		killErr := d.kill(ctx, id, name)
+		return ExecResult{Reason: ExecDeadlineExceeded, ContainerKilled: killErr == nil, Duration: time.Since(start)}, killErr
+	case err != nil:
+		return ExecResult{}, err
+	}
+	res, err := d.readRun(ctx, id, name, req.Supervised.Key, req.OutputLimit)
+	res.Reason, res.ExitCode, res.Duration = ExecCompleted, code, time.Since(start)
+	if err != nil {
+		return res, err
+	}
+	if req.KillSurvivors {
+		before := map[string]bool{}
+		for _, pid := range ref.Before {
+			before[pid] = true
+		}
+		return d.killSurvivors(ctx, id, name, before, res)
+	}
+	return res, nil
+}
+
+// pollExit inspects the exec until it has exited, more and more slowly, and returns its exit code.
+func (d *Docker) pollExit(ctx context.Context, execID, name string) (int, error) {
+	for wait := pollFirst; ; wait = min(2*wait, pollMax) {
+		ins, err := d.cli.ContainerExecInspect(ctx, execID)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return 0, ctx.Err()
+		case err != nil:
+			return 0, d.classify(err, PhaseExec, name)
+		case !ins.Running:
+			return ins.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// errNoSupervisor says the supervisor image holds no supervisor.
+var errNoSupervisor = errors.New("the image has no /dockside-supervise")

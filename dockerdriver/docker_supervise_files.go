@@ -1,0 +1,181 @@
+package dockerdriver
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	// supervisorMaxBytes bounds the supervisor read out of its image (it is about 1.5 MiB).
+	supervisorMaxBytes = 8 << 20
+	// runEntries bounds the entries read of a run's folder, which the command can fill with its own.
+	runEntries = 8
+	// cutMax bounds a count of dropped bytes read back: the file is the command's to change.
+	cutMax = 1 << 50
+)
+
+// installSupervisor puts the supervisor into the container's run volume unless it is there: the volume is a
+// tmpfs that a new primary mounts empty. Docker writes it as root, mode 0555, and the runs folder 1777, so
+// a command that does not run as root can neither change the supervisor nor another user's run.
+func (d *Docker) installSupervisor(ctx context.Context, id, name, image string) error {
+	if _, err := d.cli.ContainerStatPath(ctx, id, supervisorPath); err == nil {
+		return nil
+	}
+	bin, err := d.supervisor(ctx, image)
+	if err != nil {
+		return NewError(KindUnavailable, PhaseExec, name, fmt.Sprintf("reading the supervisor from %s: %v", image, err))
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Now()
+	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "runs/", Mode: 0o1777, ModTime: now})
+	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "supervise", Mode: 0o555, Size: int64(len(bin)), ModTime: now})
+	_, _ = tw.Write(bin)
+	_ = tw.Close()
+	return d.CopyTo(ctx, name, RunMountPath, &buf)
+}
+
+// supervisor returns /dockside-supervise of the image, read once per image through docker save: no
+// container is made for it, so none can be left behind.
+func (d *Docker) supervisor(ctx context.Context, image string) ([]byte, error) {
+	d.supervisorMu.Lock()
+	defer d.supervisorMu.Unlock()
+	if b, ok := d.supervisors[image]; ok {
+		return b, nil
+	}
+	rc, err := d.cli.ImageSave(ctx, []string{image})
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := fileInSave(rc, "dockside-supervise")
+	if err != nil {
+		return nil, err
+	}
+	if d.supervisors == nil {
+		d.supervisors = map[string][]byte{}
+	}
+	d.supervisors[image] = b
+	return b, nil
+}
+
+// fileInSave finds a file at the root of an image in a docker save stream: each layer is a tar inside the
+// tar, and the last layer that has the file wins, as in the image's file system.
+func fileInSave(r io.Reader, file string) ([]byte, error) {
+	layers := map[string][]byte{}
+	var manifest []struct{ Layers []string }
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case h.Name == "manifest.json":
+			if err := json.NewDecoder(io.LimitReader(tr, 1<<20)).Decode(&manifest); err != nil {
+				return nil, err
+			}
+		case strings.HasSuffix(h.Name, ".tar") || strings.HasPrefix(h.Name, "blobs/"):
+			if b, err := fileInLayer(tr, file); err == nil && b != nil {
+				layers[h.Name] = b
+			}
+		}
+	}
+	var found []byte
+	for _, m := range manifest {
+		for _, l := range m.Layers {
+			if b, ok := layers[l]; ok {
+				found = b
+			}
+		}
+	}
+	if found == nil {
+		return nil, errNoSupervisor
+	}
+	return found, nil
+}
+
+// fileInLayer reads file out of one layer's tar; nil when the layer does not have it.
+func fileInLayer(r io.Reader, file string) ([]byte, error) {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return nil, err
+		}
+		if path.Clean("/"+h.Name) == "/"+file && h.Typeflag == tar.TypeReg {
+			b, err := io.ReadAll(io.LimitReader(tr, supervisorMaxBytes+1))
+			if err == nil && len(b) > supervisorMaxBytes {
+				err = errors.New("the supervisor is too large")
+			}
+			return b, err
+		}
+	}
+}
+
+// readRun reads back what the supervisor kept of a run: the first limit bytes of each stream and the
+// counts of the rest. Everything in the folder is the command's to change, so no size in it is trusted:
+// at most limit bytes are read of each file, bytes past it count as cut, and a missing file is empty.
+func (d *Docker) readRun(ctx context.Context, id, name, key string, limit int) (ExecResult, error) {
+	var res ExecResult
+	rc, _, err := d.cli.CopyFromContainer(ctx, id, runsPath+"/"+key)
+	if err != nil {
+		return res, nil // the command removed its folder (or the supervisor never made it): no output kept
+	}
+	defer rc.Close()
+	var out, errs int64
+	tr := tar.NewReader(rc)
+	for range runEntries {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		switch path.Base(h.Name) {
+		case "stdout":
+			res.Stdout, res.StdoutCut = readHead(tr, limit)
+		case "stderr":
+			res.Stderr, res.StderrCut = readHead(tr, limit)
+		case "cut":
+			out, errs = readCut(tr)
+		}
+	}
+	res.StdoutCut, res.StderrCut = min(res.StdoutCut+out, cutMax), min(res.StderrCut+errs, cutMax)
+	return res, ctx.Err()
+}
+
+// readHead reads at most limit bytes and counts (up to cutMax) what follows.
+func readHead(r io.Reader, limit int) ([]byte, int64) {
+	b, _ := io.ReadAll(io.LimitReader(r, int64(limit)))
+	rest, _ := io.Copy(io.Discard, io.LimitReader(r, cutMax))
+	return b, rest
+}
+
+// readCut reads the supervisor's "STDOUT STDERR" counts of dropped bytes; anything else counts as none.
+func readCut(r io.Reader) (int64, int64) {
+	b, _ := io.ReadAll(io.LimitReader(r, 64))
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	out, err1 := strconv.ParseInt(f[0], 10, 64)
+	errs, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil || out < 0 || errs < 0 {
+		return 0, 0
+	}
+	return min(out, cutMax), min(errs, cutMax)
+}

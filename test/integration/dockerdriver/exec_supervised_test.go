@@ -1,0 +1,136 @@
+//go:build integration
+
+package dockerdriver_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	dd "github.com/dockside-dev/dockside/dockerdriver"
+)
+
+// holderImage holds the supervisor (hack/build-images.sh).
+const holderImage = "dockside.dev/holder:local"
+
+var _ = Describe("Exec under the supervisor", func() {
+	var target dd.ContainerSpec
+	BeforeEach(func(ctx SpecContext) {
+		o := newOwner("supervised")
+		perSandbox := o
+		perSandbox.Generation = 0
+		runVol, err := driver.EnsureVolume(ctx, dd.VolumeSpec{Name: dd.Name(perSandbox, dsv1alpha1.RoleRun, ""), Owner: perSandbox, Role: dsv1alpha1.RoleRun, SizeBytes: 4 << 20})
+		Expect(err).NotTo(HaveOccurred())
+		target = spec(o, dsv1alpha1.RolePrimary, "")
+		target.Mounts = []dd.VolumeMount{{Volume: runVol.Name, Target: dd.RunMountPath}}
+		Expect(run(ctx, target).RunVolume).To(BeTrue())
+	})
+
+	// supervised is a supervised request for script whose ExecRef lands in ref.
+	supervised := func(script string, timeout time.Duration, ref *dd.ExecRef) dd.ExecRequest {
+		return dd.ExecRequest{
+			Command: []string{"sh", "-c", script}, Timeout: timeout, OutputLimit: 256 << 10, KillSurvivors: true,
+			Supervised: &dd.Supervision{Image: holderImage, Key: "run-" + randomHex(4), Created: func(r dd.ExecRef) error {
+				*ref = r
+				return nil
+			}},
+		}
+	}
+
+	It("returns the exit code from Docker and the output the supervisor kept", func(ctx SpecContext) {
+		var ref dd.ExecRef
+		req := supervised("read line; echo out $line; echo err >&2; exit 3", 30*time.Second, &ref)
+		req.Stdin = []byte("in\n")
+		res, err := driver.Exec(ctx, target.Name, req)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ref.ID).NotTo(BeEmpty())
+		Expect(res.Reason).To(Equal(dd.ExecCompleted))
+		Expect(res.ExitCode).To(Equal(3))
+		Expect(string(res.Stdout)).To(Equal("out in\n"))
+		Expect(string(res.Stderr)).To(Equal("err\n"))
+		Expect(res.ContainerKilled).To(BeFalse())
+	})
+
+	It("keeps the first 256 KiB of each stream and counts the rest", func(ctx SpecContext) {
+		var ref dd.ExecRef
+		res, err := driver.Exec(ctx, target.Name, supervised("head -c 1048576 /dev/zero; head -c 10 /dev/zero >&2", 30*time.Second, &ref))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.ExitCode).To(Equal(0))
+		Expect(res.Stdout).To(HaveLen(256 << 10))
+		Expect(res.StdoutCut).To(Equal(int64(768 << 10)))
+		Expect(res.Stderr).To(HaveLen(10))
+		Expect(res.StderrCut).To(BeZero())
+	})
+
+	It("goes on when its caller stops waiting, and is resumed with its exit code and output", func(ctx SpecContext) {
+		var ref dd.ExecRef
+		req := supervised("sleep 2; echo done; exit 7", time.Minute, &ref)
+		cctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(500*time.Millisecond, cancel)
+		res, err := driver.Exec(cctx, target.Name, req)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Reason).To(Equal(dd.ExecCanceled))
+		Expect(res.ContainerKilled).To(BeFalse())
+		res, err = driver.ResumeExec(ctx, target.Name, ref, req, time.Minute)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Reason).To(Equal(dd.ExecCompleted))
+		Expect(res.ExitCode).To(Equal(7))
+		Expect(string(res.Stdout)).To(Equal("done\n"))
+		By("once ended, it is still found, with the same outcome")
+		again, err := driver.ResumeExec(ctx, target.Name, ref, req, time.Minute)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again.ExitCode).To(Equal(7))
+		Expect(string(again.Stdout)).To(Equal("done\n"))
+		Expect(driver.ResumeExec(ctx, target.Name, dd.ExecRef{ID: strings.Repeat("0", 64)}, req, time.Minute)).Error().
+			To(Satisfy(dd.IsNotFound), "an exec Docker does not know")
+	})
+
+	It("kills the command's process group at the deadline when nobody waits", func(ctx SpecContext) {
+		var ref dd.ExecRef
+		req := supervised("sleep 600 & sleep 600; echo never", 2*time.Second, &ref)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, _ = driver.Exec(cctx, target.Name, req) // a cancelled ctx ends the wait at once, or refuses the exec
+		if ref.ID == "" {
+			cctx, cancel = context.WithCancel(ctx)
+			time.AfterFunc(200*time.Millisecond, cancel)
+			_, err := driver.Exec(cctx, target.Name, req)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Eventually(func(g Gomega) {
+			ins, err := docker.ContainerExecInspect(ctx, ref.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(ins.Running).To(BeFalse())
+			g.Expect(ins.ExitCode).To(Equal(137))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		top, err := docker.ContainerTop(ctx, target.Name, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fmt.Sprint(top.Processes)).NotTo(ContainSubstring("sleep 600"), "the group was killed, the background sleep too")
+		info, err := driver.ObserveContainer(ctx, target.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.State).To(Equal(dd.StateRunning), "the container itself is left to the agent")
+	})
+
+	It("kills the container at the host's deadline, as an attached exec", func(ctx SpecContext) {
+		var ref dd.ExecRef
+		start := time.Now()
+		res, err := driver.Exec(ctx, target.Name, supervised("sleep 30", time.Second, &ref))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
+		Expect(res.Reason).To(Equal(dd.ExecDeadlineExceeded))
+		Expect(res.ContainerKilled).To(BeTrue())
+	})
+
+	It("kills the container when a detached child outlives the command", func(ctx SpecContext) {
+		var ref dd.ExecRef
+		res, err := driver.Exec(ctx, target.Name, supervised("setsid sleep 600 >/dev/null 2>&1 </dev/null & echo ok", 30*time.Second, &ref))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Survivors).To(BeNumerically(">", 0))
+		Expect(res.ContainerKilled).To(BeTrue())
+	})
+})
