@@ -110,6 +110,11 @@ type ExecutionStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// exec is the Docker exec the command runs in, recorded before it starts, so that an agent that starts
+	// after the one that ran it finds the command again and reports its outcome.
+	// +optional
+	Exec *ExecutionExec `json:"exec,omitempty"`
+
 	// phase is a one-word summary for people: Queued, Running, Succeeded or Failed.
 	// +optional
 	Phase ExecutionPhase `json:"phase,omitempty"`
@@ -225,4 +230,21 @@ type ExecutionList struct {
 
 func init() {
 	register(&Execution{}, &ExecutionList{})
+}
+
+// ExecutionExec finds a running command again (docs/design/decisions/0028-commands-run-under-a-supervisor.md).
+type ExecutionExec struct {
+	// id is Docker's ID of the exec; empty for a command that ran attached to its agent (a primary made before
+	// agents supervised commands), whose outcome dies with that agent.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ID string `json:"id,omitempty"`
+
+	// processesBefore are the host PIDs of the container's processes before the command started: any other
+	// left once it ended outlived it, and the container is killed.
+	// +kubebuilder:validation:MaxItems=4096
+	// +kubebuilder:validation:items:MaxLength=16
+	// +listType=atomic
+	// +optional
+	ProcessesBefore []string `json:"processesBefore,omitempty"`
 }

@@ -404,7 +404,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	executions := &execution.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: runs, Verdicts: verdicts,
 		Freezes: freezes, Idle: idle, Recorder: recorder,
-		Options: execution.Options{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes},
+		Options: execution.Options{Node: opts.Node, MaxOutputBytes: opts.MaxExecOutputBytes, SupervisorImage: opts.HolderImage},
 	}
 	reconcilers := []reconciler{
 		{r, queued(opts)},

@@ -63,16 +63,6 @@ func (r *Reconciler) record(ctx context.Context, launched *dsv1alpha1.Execution,
 	})
 }
 
-// endRunning ends an Execution found Running with no run here: with the outcome its run kept because
-// recording it failed, written by this pass, or else as Lost (endLost).
-func (r *Reconciler) endRunning(ctx context.Context, ex *dsv1alpha1.Execution) error {
-	if o, ok := r.Runs.kept(ex.UID); ok {
-		o.apply(ex)
-		return nil
-	}
-	return r.endLost(ctx, ex)
-}
-
 // keptOutcome is an outcome whose write failed, and the Execution it belongs to.
 type keptOutcome struct {
 	key types.NamespacedName

@@ -37,7 +37,7 @@ type outcomeWorld struct {
 	refused int
 }
 
-func newOutcomeWorld(t *testing.T) (*outcomeWorld, *dsv1alpha1.Execution) {
+func newOutcomeWorld(t *testing.T, edits ...func(*dsv1alpha1.Execution)) (*outcomeWorld, *dsv1alpha1.Execution) {
 	g := NewWithT(t)
 	scheme := runtime.NewScheme()
 	g.Expect(dsv1alpha1.AddToScheme(scheme)).To(Succeed())
@@ -54,6 +54,9 @@ func newOutcomeWorld(t *testing.T) (*outcomeWorld, *dsv1alpha1.Execution) {
 		Status: dsv1alpha1.ExecutionStatus{
 			Phase: dsv1alpha1.ExecutionRunning, NodeName: "n1", StartTime: &now, TopologyGeneration: 1,
 		},
+	}
+	for _, edit := range edits {
+		edit(ex)
 	}
 	w := &outcomeWorld{docker: fake.New("n1"), events: events.NewFakeRecorder(10), faults: []error{
 		apierrors.NewServiceUnavailable("etcd is unwell"),
@@ -148,15 +151,30 @@ func TestKeptOutcomeIsWrittenOnceTheAPIRecovers(t *testing.T) {
 	g.Expect(kept).To(BeFalse(), "dropped once written")
 }
 
-// TestLostRunWithoutKeptOutcome: an Execution Running with no run and no outcome here is still Lost.
+// TestLostRunWithoutKeptOutcome: an Execution Running with no run and no outcome here, whose command ran
+// attached to an agent gone since, is Lost and its container stopped.
 func TestLostRunWithoutKeptOutcome(t *testing.T) {
 	g := NewWithT(t)
-	w, ex := newOutcomeWorld(t)
+	w, ex := newOutcomeWorld(t, func(ex *dsv1alpha1.Execution) { ex.Status.Exec = &dsv1alpha1.ExecutionExec{} })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the verdict's wait ends at once: this case checks only that the lost path is taken
 	_, err := w.r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ex)})
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(w.docker.Calls(fake.OpStopContainer)).To(Equal(1), "the container of a lost run is stopped")
+}
+
+// TestNothingRanWithoutExec: an Execution Running with no exec recorded never started its command: it is Lost
+// and nothing of its Sandbox is touched.
+func TestNothingRanWithoutExec(t *testing.T) {
+	g := NewWithT(t)
+	w, ex := newOutcomeWorld(t)
+	g.Expect(w.pass(ex)).To(Succeed())
+	got := w.get(t, ex)
+	g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.ExecutionFailed))
+	g.Expect(got.Status.Conditions).To(ContainElement(HaveField("Message", ContainSubstring("nothing ran"))))
+	g.Expect(got.Status.SandboxKilled).To(BeFalse())
+	g.Expect(w.docker.Calls(fake.OpStopContainer)).To(BeZero(), "the container is not stopped")
+	g.Expect(w.poisons).To(BeEmpty(), "the Sandbox is not poisoned")
 }
 
 func TestCancelDropsKeptOutcomes(t *testing.T) {

@@ -27,6 +27,8 @@ import (
 type Options struct {
 	Node           string // this agent's node name
 	MaxOutputBytes int    // node-wide ceiling of spec.maxOutputBytes, per stream
+	// SupervisorImage holds the supervisor commands run under (the holder image; dd.Supervision.Image).
+	SupervisorImage string
 	// SandboxGrace is how long after its creation an Execution that no agent has taken waits for its Sandbox
 	// to exist before it fails with SandboxNotFound; zero means DefaultSandboxGrace.
 	SandboxGrace time.Duration
@@ -111,7 +113,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.Runs.forget(ex.UID) // an outcome kept is written
 		return r.expire(ctx, ex)
 	case ex.Status.Phase == dsv1alpha1.ExecutionRunning:
-		return ctrl.Result{}, r.endRunning(ctx, ex)
+		return ctrl.Result{}, r.endRunning(ctx, ex, sbx)
 	default:
 		start, err = r.reconcileQueued(ctx, ex, sbx)
 		return ctrl.Result{}, err

@@ -19,11 +19,22 @@ import (
 const recordTimeout = 30 * time.Second
 
 // launch runs the command of an Execution recorded Running, in the background: the pass that started it
-// ends at once. The run lasts until the command ends, its deadline passes, the Execution is deleted or the
-// agent stops, and then records its own outcome and gives the Sandbox back to captures (Freezes). A command
-// Docker refused to start because the Sandbox was paused meanwhile is queued again (requeue).
+// ends at once. The command runs under the supervisor (dd.Supervision), its exec recorded in the status
+// before it starts (noteExec), so that it outlives this agent (resume.go). A command Docker refused to start
+// because the Sandbox was paused meanwhile is queued again (requeue).
 func (r *Reconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
-	t := p.target
+	r.run(ex, p.target, false, func(ctx context.Context) (dd.ExecResult, error) {
+		req := r.request(ex, p.spec, p.commandEnv)
+		req.Supervised.Created = func(ref dd.ExecRef) error { return r.noteExec(ctx, ex, ref) }
+		return r.Driver.Exec(ctx, p.target.Primary(), req)
+	})
+}
+
+// run waits for a command in the background (exec starts it, or finds it again when resumed) until it ends,
+// its deadline passes, the Execution is deleted or the agent stops, and then records its outcome and gives
+// the Sandbox back to captures (Freezes). When the agent stops, a supervised command is left running and
+// nothing is recorded: the next agent resumes it.
+func (r *Reconciler) run(ex *dsv1alpha1.Execution, t topology.Names, resumed bool, exec func(context.Context) (dd.ExecResult, error)) {
 	key := client.ObjectKeyFromObject(ex)
 	ctx, cancel := context.WithCancel(r.base)
 	r.Runs.start(key, execRun{uid: ex.UID, sandbox: t.UID, cancel: cancel})
@@ -33,19 +44,23 @@ func (r *Reconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 		defer r.Freezes.EndRun(t.UID)
 		defer r.Runs.end(key)
 		defer cancel()
-		log.V(1).Info("Running the command")
+		log.V(1).Info("Running the command", "resumed", resumed)
 		ctx := traceRun(ctx, ex)
 		runCtx, endRun := traceCommand(ctx)
 		var res dd.ExecResult
 		awake, err := r.wake(runCtx, t)
 		if err == nil {
-			res, err = r.Driver.Exec(runCtx, t.Primary(), r.request(p.spec, p.commandEnv))
+			res, err = exec(runCtx)
 			awake()
 		}
 		endRun(res, err)
+		if res.Reason == dd.ExecCanceled && !res.ContainerKilled && r.base.Err() != nil {
+			log.Info("The agent stops; the command goes on, for the next agent to report")
+			return
+		}
 		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer done()
-		if refused(res, err) && ctx.Err() == nil {
+		if refused(res, err) && ctx.Err() == nil && !resumed {
 			if reason, ok := r.stillPaused(rctx, t); ok {
 				if err := r.requeue(rctx, ex, reason); err != nil {
 					log.Error(err, "Queueing again an Execution whose command Docker refused to start")
@@ -54,6 +69,9 @@ func (r *Reconciler) launch(ex *dsv1alpha1.Execution, p runPlan) {
 			}
 		}
 		v := judge(ex, res, err, r.base.Err() != nil)
+		if resumed {
+			v = judgeResumed(ex, res, err, v)
+		}
 		rctx, endOutcome := traceOutcome(rctx, ex, v)
 		defer endOutcome()
 		if v.poison != "" {
@@ -95,12 +113,14 @@ func (r *Reconciler) notifyEnded(ex *dsv1alpha1.Execution) {
 	}
 }
 
-// request is the driver's exec for an Execution's whole spec: the command's output is capped at the lower of
-// its maxOutputBytes and the node's ceiling, and nothing it starts may outlive it. sandboxEnv is the
-// Sandbox's commandEnv, which the Execution's own env overrides.
-func (r *Reconciler) request(spec dsv1alpha1.ExecutionSpec, sandboxEnv []dsv1alpha1.ExecutionEnvVar) dd.ExecRequest {
+// request is the driver's exec for an Execution's whole spec: the command runs under the supervisor, its
+// output is capped at the lower of its maxOutputBytes and the node's ceiling, and nothing it starts may
+// outlive it. sandboxEnv is the Sandbox's commandEnv, which the Execution's own env overrides. The caller
+// sets Supervised.Created.
+func (r *Reconciler) request(ex *dsv1alpha1.Execution, spec dsv1alpha1.ExecutionSpec, sandboxEnv []dsv1alpha1.ExecutionEnvVar) dd.ExecRequest {
 	req := dd.ExecRequest{
 		Command: spec.Command, WorkingDir: spec.WorkingDir, KillSurvivors: true,
+		Supervised: &dd.Supervision{Image: r.Options.SupervisorImage, Key: string(ex.UID)},
 		Timeout:     time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second,
 		OutputLimit: min(int(spec.MaxOutputBytes), r.Options.MaxOutputBytes),
 	}
@@ -144,7 +164,7 @@ func judge(ex *dsv1alpha1.Execution, res dd.ExecResult, err error, agentStopping
 			why = "was running when its agent stopped"
 		}
 		v := failed(dsv1alpha1.ReasonCanceled, "Execution %s %s: the Sandbox's container was killed", ex.Name, why)
-		v.poison = dsv1alpha1.ReasonCanceled
+		v.poison, v.stop = dsv1alpha1.ReasonCanceled, !res.ContainerKilled // a supervised command is left to us
 		return v
 	case dd.IsNotFound(err) || dd.IsConflict(err) || dd.IsUnavailable(err):
 		return failed(dsv1alpha1.ReasonSandboxNotReady, "the command did not run: %v", err)

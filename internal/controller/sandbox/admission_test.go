@@ -21,7 +21,7 @@ func unbound(sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
 
 // TestAdmission runs one pass over a Sandbox waiting to be bound or admitted beside what the node holds, and
 // checks that it is taken, or left waiting with a status that says which room it lacks. Every default
-// Sandbox holds 1032 MiB: 512Mi primary, 512Mi workspace and the holder's 8Mi.
+// Sandbox holds 1036 MiB: 512Mi primary, 512Mi workspace, the holder's 8Mi and the run volume's 4Mi.
 func TestAdmission(t *testing.T) {
 	const gi = int64(1 << 30)
 	withMemory := func(q string) func(*dsv1alpha1.Sandbox) {
@@ -44,7 +44,7 @@ func TestAdmission(t *testing.T) {
 			capacity: 2, allocatable: 64 * gi, reason: dsv1alpha1.ReasonNodeFull, says: "node node-a holds 2 Sandboxes, its capacity"},
 		{name: "waits when memory is short", sbx: bound(newSandbox("new")), held: []client.Object{newSandbox("a"), newSandbox("b")},
 			capacity: 10, allocatable: 3 * gi, reason: dsv1alpha1.ReasonInsufficientMemory,
-			says: "node node-a has room for 1008 MiB of memory, this Sandbox needs 1.0 GiB"},
+			says: "node node-a has room for 1000 MiB of memory, this Sandbox needs 1.0 GiB"},
 		{name: "a Sandbox waiting for admission holds nothing", sbx: bound(newSandbox("new")), held: []client.Object{newSandbox("a"), pending},
 			capacity: 2, allocatable: 3 * gi},
 		{name: "a finished run counts only its workspace and holder", sbx: bound(newSandbox("new")),
@@ -53,7 +53,7 @@ func TestAdmission(t *testing.T) {
 			held:     []client.Object{newSandbox("a"), withCondition(newSandbox("poisoned", withMemory("1Gi")), dsv1alpha1.ConditionTopologyPoisoned, true, dsv1alpha1.ReasonDeadlineExceeded, "x")},
 			capacity: 10, allocatable: 3 * gi},
 		{name: "an admission the cache does not show yet counts", sbx: bound(newSandbox("new")), held: []client.Object{newSandbox("a")},
-			recent: gi, capacity: 10, allocatable: 3 * gi, reason: dsv1alpha1.ReasonInsufficientMemory, says: "has room for 1016 MiB"},
+			recent: gi, capacity: 10, allocatable: 3 * gi, reason: dsv1alpha1.ReasonInsufficientMemory, says: "has room for 1012 MiB"},
 		{name: "a Sandbox bigger than the node waits, and says it", sbx: bound(newSandbox("new", withMemory("4Gi"))),
 			capacity: 10, allocatable: 3 * gi, reason: dsv1alpha1.ReasonInsufficientMemory, says: "more than node node-a can ever give"},
 		{name: "bound where it fits", sbx: unbound(newSandbox("new")), held: []client.Object{newSandbox("a")},

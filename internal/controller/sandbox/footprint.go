@@ -48,8 +48,9 @@ func (h Holding) plus(o Holding) Holding {
 // order, nil where one does not exist.
 func footprint(sbx *dsv1alpha1.Sandbox, services []*dsv1alpha1.SandboxService) Holding {
 	h := Holding{
-		Memory: topology.WorkspaceBytes(sbx.Spec.Workspace) + topology.HolderLimits.MemoryBytes + secretFilesFootprint(sbx.Spec),
-		Pids:   topology.HolderLimits.PIDs,
+		Memory: topology.WorkspaceBytes(sbx.Spec.Workspace) + topology.HolderLimits.MemoryBytes + secretFilesFootprint(sbx.Spec) +
+			runVolumeFootprint(sbx.Spec),
+		Pids: topology.HolderLimits.PIDs,
 	}
 	if topology.Settled(sbx) {
 		return h

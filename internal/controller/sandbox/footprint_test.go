@@ -30,24 +30,24 @@ func TestFootprint(t *testing.T) {
 		services []*dsv1alpha1.SandboxService
 		want     Holding
 	}{
-		// The holder's 8Mi and 16 pids always; its CPU limit never (it only sleeps).
-		{"defaults: 512Mi primary, 512Mi workspace, the holder's 8Mi; 256 pids and 1 CPU", newSandbox("plain"), nil,
-			Holding{Memory: 1032 * mi, Pids: 256 + 16, MilliCPU: 1000}},
+		// The holder's 8Mi and 16 pids always; its CPU limit never (it only sleeps). A session's run volume 4Mi.
+		{"defaults: 512Mi primary, 512Mi workspace, the holder's 8Mi, the run volume's 4Mi; 256 pids and 1 CPU", newSandbox("plain"), nil,
+			Holding{Memory: 1036 * mi, Pids: 256 + 16, MilliCPU: 1000}},
 		{"its own limits", newSandbox("sized", memory("1Gi"), workspace("2Gi"), limits("250m", 64)), nil,
-			Holding{Memory: 3080 * mi, Pids: 64 + 16, MilliCPU: 250}},
+			Holding{Memory: 3084 * mi, Pids: 64 + 16, MilliCPU: 250}},
 		{"each service's limits", newSandbox("with", services("redis", "pg")), []*dsv1alpha1.SandboxService{redis, pg},
-			Holding{Memory: (1032 + 512 + 256) * mi, Pids: 256 + 256 + 32 + 16, MilliCPU: 1000 + 1000 + 2000}},
+			Holding{Memory: (1036 + 512 + 256) * mi, Pids: 256 + 256 + 32 + 16, MilliCPU: 1000 + 1000 + 2000}},
 		{"a missing service counts nothing until it exists", newSandbox("missing", services("redis", "gone")), []*dsv1alpha1.SandboxService{redis, nil},
-			Holding{Memory: (1032 + 512) * mi, Pids: 256 + 256 + 16, MilliCPU: 2000}},
+			Holding{Memory: (1036 + 512) * mi, Pids: 256 + 256 + 16, MilliCPU: 2000}},
 		{"scratch is within the container's limit", newSandbox("scratch", func(s *dsv1alpha1.Sandbox) {
 			s.Spec.Scratch = []dsv1alpha1.ScratchMount{{MountPath: "/cache", Size: resource.MustParse("4Gi")}}
-		}), nil, Holding{Memory: 1032 * mi, Pids: 256 + 16, MilliCPU: 1000}},
+		}), nil, Holding{Memory: 1036 * mi, Pids: 256 + 16, MilliCPU: 1000}},
 		{"a finished run keeps its workspace and holder", finished(newSandbox("done", run(), services("redis"))), []*dsv1alpha1.SandboxService{redis},
 			Holding{Memory: 520 * mi, Pids: 16}},
-		{"a poisoned session likewise", withCondition(newSandbox("poisoned", memory("2Gi")), dsv1alpha1.ConditionTopologyPoisoned, true, dsv1alpha1.ReasonDeadlineExceeded, "x"), nil,
-			Holding{Memory: 520 * mi, Pids: 16}},
+		{"a poisoned session likewise, with its run volume", withCondition(newSandbox("poisoned", memory("2Gi")), dsv1alpha1.ConditionTopologyPoisoned, true, dsv1alpha1.ReasonDeadlineExceeded, "x"), nil,
+			Holding{Memory: 524 * mi, Pids: 16}},
 		{"a paused session holds it all", newSandbox("paused", func(s *dsv1alpha1.Sandbox) { s.Spec.Lifecycle = dsv1alpha1.LifecyclePaused }), nil,
-			Holding{Memory: 1032 * mi, Pids: 256 + 16, MilliCPU: 1000}},
+			Holding{Memory: 1036 * mi, Pids: 256 + 16, MilliCPU: 1000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := footprint(tc.sbx, tc.services); got != tc.want {

@@ -455,12 +455,14 @@ func (h *harness) makeNetwork(s *scope) {
 	h.continues(h.r.ensureNetwork(h.ctx, s))
 }
 
-// primarySpec is the primary container of s, with the network it joins (makeNetwork) and the workspace
-// volume it mounts made.
+// primarySpec is the primary container of s, with the network it joins (makeNetwork) and the workspace and
+// run volumes it mounts made.
 func (h *harness) primarySpec(s *scope) dd.ContainerSpec {
 	h.t.Helper()
 	h.makeNetwork(s)
 	h.makeVolume(s)
+	_, err := h.r.ensureRunVolume(h.ctx, s)
+	h.noErr(err)
 	return h.r.primarySpec(s)
 }
 

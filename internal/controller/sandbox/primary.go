@@ -19,6 +19,9 @@ func (r *Reconciler) ensurePrimary(ctx context.Context, s *scope) (bool, error) 
 	st := &s.sbx.Status
 	c := s.containers[s.primaryName()]
 	if !c.Exists {
+		if stop, err := r.ensureRunVolume(ctx, s); stop || err != nil {
+			return stop, err
+		}
 		info, stop, err := r.create(ctx, s, r.primarySpec(s), s.sbx.Spec.Env, dsv1alpha1.ReasonStartFailed, "the primary container")
 		if stop || err != nil {
 			return stop, err

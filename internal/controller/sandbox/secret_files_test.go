@@ -167,7 +167,7 @@ func TestPrimaryMountsSecretFilesReadOnly(t *testing.T) {
 	s := h.scope(atTopology(newSandbox("s", withSecretFiles), 1))
 	g.Expect(h.r.primarySpec(s).Mounts).To(ContainElement(dd.VolumeMount{Volume: s.secretsVolumeName(), Target: "/run/secrets/dockside", ReadOnly: true}))
 	plain := h.scope(atTopology(newSandbox("p"), 1))
-	g.Expect(h.r.primarySpec(plain).Mounts).To(HaveLen(1), "the workspace alone")
+	g.Expect(h.r.primarySpec(plain).Mounts).To(HaveLen(2), "the workspace and the run volume alone")
 }
 
 func TestSecretFilesRollTheTopology(t *testing.T) {
@@ -219,8 +219,7 @@ func TestReleaseSecretFiles(t *testing.T) {
 				pending := s.sbx.DeepCopy()
 				pending.Status.StartTime, pending.Status.ContainerID = nil, ""
 				h.continues(h.r.ensureSecretFiles(h.ctx, h.scope(pending)))
-				h.makeVolume(s)
-				h.start(h.r.primarySpec(s))
+				h.start(h.primarySpec(s))
 			},
 			check: func(g Gomega, h *harness, s *scope) {
 				g.Expect(h.container(s.secretsHolderName()).Exists).To(BeFalse())

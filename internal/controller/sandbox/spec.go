@@ -23,7 +23,8 @@ func (r *Reconciler) primarySpec(s *scope) dd.ContainerSpec {
 		Image: spec.Image, Entrypoint: spec.Command, Cmd: spec.Args, WorkingDir: spec.WorkingDir,
 		Env:      append(primaryHome(spec), egressEnv(s, topologyNames(s))...),
 		Hostname: s.sbx.Name, Resources: res, Network: s.attachment,
-		Mounts:    append([]dd.VolumeMount{{Volume: s.volumeName(), Target: topology.MountPath(spec.Workspace)}}, secretFilesMounts(s)...),
+		Mounts: append(append([]dd.VolumeMount{{Volume: s.volumeName(), Target: topology.MountPath(spec.Workspace)}},
+			secretFilesMounts(s)...), runVolumeMounts(s)...),
 		Tmpfs:     topology.PrimaryTmpfs(spec),
 		RunAsRoot: spec.RunAsRoot, WritableRootBytes: topology.WritableRootBytes(spec),
 		// A session runs the image's own command (a shell, a REPL) until deleted: without input held open it
