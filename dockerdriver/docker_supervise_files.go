@@ -54,7 +54,7 @@ func (d *Docker) supervisor(ctx context.Context, image string) ([]byte, error) {
 	}
 	rc, err := d.cli.ImageSave(ctx, []string{image})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("docker save: %w", err)
 	}
 	defer rc.Close()
 	b, err := fileInSave(rc, "dockside-supervise")
@@ -80,12 +80,12 @@ func fileInSave(r io.Reader, file string) ([]byte, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading the saved image: %w", err)
 		}
 		switch {
 		case h.Name == "manifest.json":
 			if err := json.NewDecoder(io.LimitReader(tr, 1<<20)).Decode(&manifest); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("reading the saved image's manifest: %w", err)
 			}
 		case strings.HasSuffix(h.Name, ".tar") || strings.HasPrefix(h.Name, "blobs/"):
 			if b, err := fileInLayer(tr, file); err == nil && b != nil {
@@ -113,7 +113,7 @@ func fileInLayer(r io.Reader, file string) ([]byte, error) {
 	for {
 		h, err := tr.Next()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading a layer: %w", err)
 		}
 		if path.Clean("/"+h.Name) == "/"+file && h.Typeflag == tar.TypeReg {
 			b, err := io.ReadAll(io.LimitReader(tr, supervisorMaxBytes+1))

@@ -115,7 +115,10 @@ type head struct {
 
 func newHead(path string, limit int64) (*head, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	return &head{f: f, limit: limit}, err
+	if err != nil {
+		return nil, fmt.Errorf("keeping output: %w", err)
+	}
+	return &head{f: f, limit: limit}, nil
 }
 
 func (h *head) Write(p []byte) (int, error) {

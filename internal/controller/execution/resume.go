@@ -15,7 +15,7 @@ import (
 
 // A command runs under a supervisor that does not depend on the agent (dd.Supervision), and its exec is in
 // the Execution's status before it starts; an agent that finds an Execution Running with no run of its own
-// resumes it from there (docs/design/executions.md, "Runs that outlive their agent").
+// resumes it from there (docs/design/decisions/0028-commands-run-under-a-supervisor.md).
 
 // noteExec records the exec a command is about to start in: after this write, and only after it, the
 // command may run. A failed write starts nothing, which judge reads as a command that did not run.
@@ -23,7 +23,7 @@ func (r *Reconciler) noteExec(ctx context.Context, launched *dsv1alpha1.Executio
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		ex := &dsv1alpha1.Execution{}
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(launched), ex); err != nil {
-			return err
+			return fmt.Errorf("reading the Execution: %w", err)
 		}
 		if ex.UID != launched.UID || ex.Status.Phase != dsv1alpha1.ExecutionRunning {
 			return fmt.Errorf("execution %s was replaced or is no longer Running", launched.Name)
@@ -71,7 +71,7 @@ func (r *Reconciler) endRunning(ctx context.Context, ex *dsv1alpha1.Execution, s
 		if res.Reason == dd.ExecCompleted && res.ExitCode == killedAtDeadline && time.Now().After(deadline) {
 			res.Reason = dd.ExecDeadlineExceeded // the supervisor killed it while no agent watched
 		}
-		return res, err
+		return res, err //nolint:wrapcheck // judge reads the driver's error kinds
 	})
 	return nil
 }

@@ -120,7 +120,7 @@ func (r *Reconciler) notifyEnded(ex *dsv1alpha1.Execution) {
 func (r *Reconciler) request(ex *dsv1alpha1.Execution, spec dsv1alpha1.ExecutionSpec, sandboxEnv []dsv1alpha1.ExecutionEnvVar) dd.ExecRequest {
 	req := dd.ExecRequest{
 		Command: spec.Command, WorkingDir: spec.WorkingDir, KillSurvivors: true,
-		Supervised: &dd.Supervision{Image: r.Options.SupervisorImage, Key: string(ex.UID)},
+		Supervised:  &dd.Supervision{Image: r.Options.SupervisorImage, Key: string(ex.UID)},
 		Timeout:     time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second,
 		OutputLimit: min(int(spec.MaxOutputBytes), r.Options.MaxOutputBytes),
 	}

@@ -233,22 +233,77 @@ var _ = Describe("An Execution", func() {
 		Consistently(execState(long)).Should(Equal("Succeeded/Completed"))
 	})
 
-	It("ends as Lost when it was left Running by an agent that is gone, and stops what it may still run", func() {
-		start()
-		a.stop()
+	// orphan creates an Execution recorded Running with exec, as an agent gone since left it.
+	orphan := func(exec *dsv1alpha1.ExecutionExec) *dsv1alpha1.Execution {
 		ex := execution(ns, "orphan", "shell", "brief")
 		cur := get(sbx)
 		ex.OwnerReferences = []metav1.OwnerReference{{APIVersion: dsv1alpha1.GroupVersion.String(), Kind: "Sandbox", Name: cur.Name, UID: cur.UID, Controller: ptr.To(true)}}
 		create(ex)
 		now := metav1.NowMicro()
-		ex.Status = dsv1alpha1.ExecutionStatus{Phase: dsv1alpha1.ExecutionRunning, NodeName: a.node, TopologyGeneration: 1, StartTime: &now, QueueTime: &now}
+		ex.Status = dsv1alpha1.ExecutionStatus{Phase: dsv1alpha1.ExecutionRunning, NodeName: a.node, TopologyGeneration: 1, StartTime: &now, QueueTime: &now, Exec: exec}
 		Expect(k8s.Status().Update(ctx(), ex)).To(Succeed())
+		return ex
+	}
+
+	It("ends as Lost with nothing run when its agent stopped before the command started, and leaves the Sandbox alone", func() {
+		start()
+		a.stop()
+		ex := orphan(nil)
+
+		startAgent(a.node, a.docker)
+		Eventually(execState(ex)).Should(Equal("Failed/Lost"))
+		Expect(getExec(ex).Status.Message).To(ContainSubstring("nothing ran"))
+		Expect(getExec(ex).Status.SandboxKilled).To(BeFalse())
+		Consistently(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(state(a.docker, sbx, dsv1alpha1.RolePrimary, "")()).To(Equal(dd.StateRunning))
+		Expect(a.docker.Calls(fake.OpExec)).To(BeZero(), "it is never run")
+	})
+
+	It("ends as Lost when its command cannot be found again, and stops what it may still run", func() {
+		start()
+		a.stop()
+		ex := orphan(&dsv1alpha1.ExecutionExec{ID: "exec-unknown"})
 
 		startAgent(a.node, a.docker)
 		Eventually(execState(ex)).Should(Equal("Failed/Lost"))
 		Eventually(state(a.docker, sbx, dsv1alpha1.RolePrimary, "")).Should(Equal(dd.StateExited))
 		Eventually(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned)).Should(Equal("True/Lost"))
 		Expect(a.docker.Calls(fake.OpExec)).To(BeZero(), "it is never run again")
+	})
+
+	It("reports commands its agent left running, ended meanwhile or still running, and the Sandbox stays Ready", func() {
+		start()
+		primary := func() string { return get(sbx).Status.ContainerID }
+		before := primary()
+		running := func(ex *dsv1alpha1.Execution) {
+			GinkgoHelper()
+			Eventually(func() *dsv1alpha1.ExecutionExec { return getExec(ex).Status.Exec }).ShouldNot(BeNil())
+			Expect(getExec(ex).Status.Exec.ID).NotTo(BeEmpty())
+		}
+
+		By("one that ends while no agent runs")
+		ended := execution(ns, "ended", "shell", "slow")
+		create(ended)
+		running(ended)
+		a.stop()
+		Eventually(jobs.finished).Should(ContainElement("ended"))
+		a = startAgent(a.node, a.docker)
+		Eventually(execState(ended)).Should(Equal("Failed/Error"))
+		Expect(*getExec(ended).Status.ExitCode).To(BeEquivalentTo(5))
+		Expect(getExec(ended).Status.Stdout).To(Equal("slow ended\n"))
+
+		By("one still running when the next agent starts")
+		later := execution(ns, "later", "shell", "slow")
+		create(later)
+		running(later)
+		a.stop()
+		a = startAgent(a.node, a.docker)
+		Eventually(execState(later), 20*time.Second).Should(Equal("Failed/Error"))
+		Expect(getExec(later).Status.Stdout).To(Equal("slow later\n"))
+
+		Expect(a.docker.Calls(fake.OpExec)).To(Equal(2), "each ran once")
+		Expect(condition(sbx, dsv1alpha1.ConditionReady)()).To(Equal("True/Running"))
+		Expect(primary()).To(Equal(before), "the primary was never replaced")
 	})
 })
 
@@ -285,10 +340,11 @@ func execEventReasons(ex *dsv1alpha1.Execution) func() []string {
 
 // jobLog is an exec handler for commands ["job", name, what] that records which ran, in what order and how
 // many at once. what: echo (stdin, env and workingDir back), brief (a short run), block (until cancelled),
-// stubborn (ignores its deadline), big (128 KiB of output), detach (leaves a process running).
+// stubborn (ignores its deadline), slow (2 s, then exit 5 with output), big (128 KiB of output), detach (leaves a process running).
 type jobLog struct {
 	mu       sync.Mutex
 	order    []string
+	done     []string
 	requests map[string]dd.ExecRequest
 	now, top int
 }
@@ -301,7 +357,7 @@ func (l *jobLog) handle(ctx context.Context, _ string, req dd.ExecRequest) fake.
 	}
 	name, what := req.Command[1], req.Command[2]
 	l.begin(name, req)
-	defer l.end()
+	defer l.end(name)
 	switch what {
 	case "echo":
 		return fake.ExecOutput{
@@ -314,6 +370,9 @@ func (l *jobLog) handle(ctx context.Context, _ string, req dd.ExecRequest) fake.
 		<-ctx.Done()
 	case "stubborn":
 		time.Sleep(5 * time.Second)
+	case "slow":
+		time.Sleep(2 * time.Second)
+		return fake.ExecOutput{Stdout: []byte("slow " + name + "\n"), ExitCode: 5}
 	case "big":
 		return fake.ExecOutput{Stdout: []byte(strings.Repeat("x", 128<<10))}
 	case "detach":
@@ -331,10 +390,18 @@ func (l *jobLog) begin(name string, req dd.ExecRequest) {
 	l.top = max(l.top, l.now)
 }
 
-func (l *jobLog) end() {
+func (l *jobLog) end(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.now--
+	l.done = append(l.done, name)
+}
+
+// finished lists the jobs in the order they ended.
+func (l *jobLog) finished() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.done)
 }
 
 // started lists the jobs in the order they started.
