@@ -125,7 +125,8 @@ var _ = Describe("Binding", func() {
 
 	It("admits Sandboxes while their memory fits, and counts a finished run only for the workspace it keeps", func() {
 		ns, a := newNamespace(), newAgent(func(o *agent.Options) { o.AllocatableMemory = 1 << 30 })
-		// sized is a Sandbox bound to a's node holding memory + workspace + the holder's 8Mi.
+		// sized is a Sandbox bound to a's node holding memory + workspace + the holder's 8Mi, and a session's
+		// 4Mi run volume.
 		sized := func(name, memory, workspace string) *dsv1alpha1.Sandbox {
 			sbx := sandbox(ns, name, a.node)
 			sbx.Spec.Resources.Memory = resource.MustParse(memory)
@@ -134,13 +135,13 @@ var _ = Describe("Binding", func() {
 		}
 		run := sized("run", "512Mi", "248Mi") // 768 MiB while it runs, 256 MiB once finished
 		run.Spec.Command = []string{"true"}
-		session := sized("session", "128Mi", "120Mi") // 256 MiB: the node's 1 GiB is full
+		session := sized("session", "128Mi", "116Mi") // 256 MiB: the node's 1 GiB is full
 		create(run)
 		create(session)
 		Eventually(phase(run)).Should(Equal(dsv1alpha1.SandboxRunning))
 		Eventually(condition(session, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 
-		waiting := sized("waiting", "128Mi", "120Mi")
+		waiting := sized("waiting", "128Mi", "116Mi")
 		create(waiting)
 		Eventually(condition(waiting, dsv1alpha1.ConditionReady)).Should(Equal("False/InsufficientMemory"))
 		Expect(condition(waiting, dsv1alpha1.ConditionScheduled)()).To(Equal("False/InsufficientMemory"))

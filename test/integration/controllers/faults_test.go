@@ -260,7 +260,7 @@ var _ = Describe("API faults at the end of an Execution", func() {
 })
 
 var _ = Describe("Deletion", func() {
-	It("removes primary, services in reverse order, network, holder, volume, then lets the Sandbox go", func() {
+	It("removes primary, services in reverse order, network, holder, volumes, then lets the Sandbox go", func() {
 		ns := newNamespace()
 		a, stubborn := newStubbornAgent()
 		create(service(ns, "first"))
@@ -278,8 +278,8 @@ var _ = Describe("Deletion", func() {
 		Eventually(gone(sbx)).Should(BeTrue())
 		Expect(holdings(a.docker, uid)).To(BeZero())
 		Expect(stubborn.removals()).To(Equal([]string{
-			dsv1alpha1.RolePrimary, dsv1alpha1.RoleService + "second", dsv1alpha1.RoleService + "first", "network", dsv1alpha1.RoleHolder, "volume",
-		}))
+			dsv1alpha1.RolePrimary, dsv1alpha1.RoleService + "second", dsv1alpha1.RoleService + "first", "network", dsv1alpha1.RoleHolder, "volume", "volume",
+		}), "the workspace and the run volume last")
 		Eventually(eventReasons(sbx)).Should(ContainElement("CleanedUp"))
 	})
 

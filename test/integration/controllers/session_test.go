@@ -49,8 +49,11 @@ var _ = Describe("A session", func() {
 		Eventually(state(a.docker, sbx, dsv1alpha1.RoleHolder, "")).Should(Equal(dd.StateRunning))
 		vols, err := a.docker.ListVolumes(context.Background(), map[string]string{dsv1alpha1.LabelUID: string(cur.UID)})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(vols).To(HaveLen(1))
-		Expect(vols[0].SizeBytes).To(BeEquivalentTo(512 << 20))
+		sizes := map[string]int64{}
+		for _, v := range vols {
+			sizes[v.Labels[dsv1alpha1.LabelRole]] = v.SizeBytes
+		}
+		Expect(sizes).To(Equal(map[string]int64{dsv1alpha1.RoleWorkspace: 512 << 20, dsv1alpha1.RoleRun: 4 << 20}))
 
 		Eventually(eventReasons(sbx)).Should(ContainElements("WorkspaceCreated", "Started"))
 	})
