@@ -21,37 +21,57 @@ const (
 	// for short commands, then no more than a few a second for long ones.
 	pollFirst = 20 * time.Millisecond
 	pollMax   = 500 * time.Millisecond
+	// superviseGrace is how much later than the host the supervisor enforces the deadline: the host's kill of
+	// the container comes first whenever an agent waits, and the supervisor's only when none does.
+	superviseGrace = 2 * time.Second
 )
 
 // execSupervised runs req under the supervisor, detached (see Supervision), and waits for it.
 func (d *Docker) execSupervised(ctx context.Context, id, name string, req ExecRequest) (ExecResult, error) {
-	if err := d.installSupervisor(ctx, id, name, req.Supervised.Image); err != nil {
+	ref, start, err := d.createSupervised(ctx, id, name, req)
+	if err != nil {
+		if ctx.Err() != nil { // nothing was started: say so rather than leave the outcome uncertain
+			return ExecResult{}, NewError(KindUnavailable, PhaseExec, name, "cancelled before the command started")
+		}
 		return ExecResult{}, err
+	}
+	if err := req.Supervised.Created(ref); err != nil {
+		return ExecResult{}, err
+	}
+	if err := d.startDetached(ctx, ref.ID, name, req.Stdin); err != nil {
+		if ctx.Err() != nil { // it may have started: whoever resumes it finds out (ResumeExec)
+			return ExecResult{Reason: ExecCanceled}, nil
+		}
+		return ExecResult{}, err
+	}
+	return d.awaitSupervised(ctx, id, name, ref, req, req.Timeout-time.Since(start))
+}
+
+// createSupervised puts the supervisor in place and makes the exec, without starting it; start is when its
+// deadline begins to count.
+func (d *Docker) createSupervised(ctx context.Context, id, name string, req ExecRequest) (ExecRef, time.Time, error) {
+	if err := d.installSupervisor(ctx, id, name, req.Supervised.Image); err != nil {
+		return ExecRef{}, time.Time{}, err
 	}
 	ref := ExecRef{}
 	if req.KillSurvivors {
 		before, err := d.processes(ctx, id, name)
 		if err != nil {
-			return ExecResult{}, err
+			return ExecRef{}, time.Time{}, err
 		}
 		ref.Before = slices.Sorted(maps.Keys(before))
 	}
+	start := time.Now() // the deadline counts from here, before the supervisor's own
 	cmd := append([]string{supervisorPath, runsPath + "/" + req.Supervised.Key, strconv.Itoa(req.OutputLimit),
-		strconv.FormatInt(int64((req.Timeout+time.Second-1)/time.Second), 10), "--"}, req.Command...)
+		strconv.FormatInt(int64((req.Timeout+superviseGrace+time.Second-1)/time.Second), 10), "--"}, req.Command...)
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
 		Cmd: cmd, Env: envList(req.Env), WorkingDir: req.WorkingDir, AttachStdin: req.Stdin != nil,
 	})
 	if err != nil {
-		return ExecResult{}, d.classify(err, PhaseExec, name)
+		return ExecRef{}, time.Time{}, d.classify(err, PhaseExec, name)
 	}
 	ref.ID = created.ID
-	if err := req.Supervised.Created(ref); err != nil {
-		return ExecResult{}, err
-	}
-	if err := d.startDetached(ctx, created.ID, name, req.Stdin); err != nil {
-		return ExecResult{}, err
-	}
-	return d.awaitSupervised(ctx, id, name, ref, req, req.Timeout)
+	return ref, start, nil
 }
 
 // startDetached starts the exec without waiting for it. With stdin it attaches to write it and close it;
@@ -102,7 +122,8 @@ func (d *Docker) ResumeExec(ctx context.Context, name string, ref ExecRef, req E
 }
 
 // awaitSupervised waits at most left for the supervised exec, then reads its outcome: the exit code from
-// Docker, the output from the run's files. At the deadline the container is killed, as for any exec; when
+// Docker, the output from the run's files. At the deadline the container is frozen, what the command printed
+// until then is read, and the container is killed, as for any exec (its tmpfs run volume goes with it); when
 // ctx ends first, the command is left running (Supervision).
 func (d *Docker) awaitSupervised(ctx context.Context, id, name string, ref ExecRef, req ExecRequest, left time.Duration) (ExecResult, error) {
 	start := time.Now()
@@ -113,8 +134,10 @@ func (d *Docker) awaitSupervised(ctx context.Context, id, name string, ref ExecR
 	case ctx.Err() != nil:
 		return ExecResult{Reason: ExecCanceled, Duration: time.Since(start)}, nil
 	case runCtx.Err() != nil:
+		res := d.outputAtDeadline(ctx, id, name, req)
 		killErr := d.kill(ctx, id, name)
-		return ExecResult{Reason: ExecDeadlineExceeded, ContainerKilled: killErr == nil, Duration: time.Since(start)}, killErr
+		res.Reason, res.ContainerKilled, res.Duration = ExecDeadlineExceeded, killErr == nil, time.Since(start)
+		return res, killErr
 	case err != nil:
 		return ExecResult{}, err
 	}
@@ -131,6 +154,19 @@ func (d *Docker) awaitSupervised(ctx context.Context, id, name string, ref ExecR
 		return d.killSurvivors(ctx, id, name, before, res)
 	}
 	return res, nil
+}
+
+// outputAtDeadline freezes the container, so that nothing is printed past the deadline, and reads what the
+// command printed before it. Either step may fail (a container already paused, or gone): the output is then
+// what could be read, or none, and the kill that follows ends the command all the same.
+func (d *Docker) outputAtDeadline(ctx context.Context, id, name string, req ExecRequest) ExecResult {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+	defer cancel()
+	if err := d.cli.ContainerPause(kctx, id); err != nil && !cerrdefs.IsConflict(err) {
+		return ExecResult{}
+	}
+	res, _ := d.readRun(kctx, id, name, req.Supervised.Key, req.OutputLimit)
+	return res
 }
 
 // pollExit inspects the exec until it has exited, more and more slowly, and returns its exit code.

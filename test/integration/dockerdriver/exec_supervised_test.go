@@ -71,7 +71,11 @@ var _ = Describe("Exec under the supervisor", func() {
 		var ref dd.ExecRef
 		req := supervised("sleep 2; echo done; exit 7", time.Minute, &ref)
 		cctx, cancel := context.WithCancel(ctx)
-		time.AfterFunc(500*time.Millisecond, cancel)
+		created := req.Supervised.Created
+		req.Supervised.Created = func(r dd.ExecRef) error {
+			time.AfterFunc(500*time.Millisecond, cancel) // once it is made: the wait, not the start, is cut
+			return created(r)
+		}
 		res, err := driver.Exec(cctx, target.Name, req)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Reason).To(Equal(dd.ExecCanceled))
@@ -92,16 +96,16 @@ var _ = Describe("Exec under the supervisor", func() {
 
 	It("kills the command's process group at the deadline when nobody waits", func(ctx SpecContext) {
 		var ref dd.ExecRef
-		req := supervised("sleep 600 & sleep 600; echo never", 2*time.Second, &ref)
+		req := supervised("sleep 600 & sleep 600; echo never", time.Second, &ref) // the supervisor's: 3 s
 		cctx, cancel := context.WithCancel(ctx)
-		cancel()
-		_, _ = driver.Exec(cctx, target.Name, req) // a cancelled ctx ends the wait at once, or refuses the exec
-		if ref.ID == "" {
-			cctx, cancel = context.WithCancel(ctx)
-			time.AfterFunc(200*time.Millisecond, cancel)
-			_, err := driver.Exec(cctx, target.Name, req)
-			Expect(err).NotTo(HaveOccurred())
+		created := req.Supervised.Created
+		req.Supervised.Created = func(r dd.ExecRef) error {
+			time.AfterFunc(200*time.Millisecond, cancel) // nobody waits for it any more
+			return created(r)
 		}
+		res, err := driver.Exec(cctx, target.Name, req)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Reason).To(Equal(dd.ExecCanceled))
 		Eventually(func(g Gomega) {
 			ins, err := docker.ContainerExecInspect(ctx, ref.ID)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -119,11 +123,15 @@ var _ = Describe("Exec under the supervisor", func() {
 	It("kills the container at the host's deadline, as an attached exec", func(ctx SpecContext) {
 		var ref dd.ExecRef
 		start := time.Now()
-		res, err := driver.Exec(ctx, target.Name, supervised("sleep 30", time.Second, &ref))
+		res, err := driver.Exec(ctx, target.Name, supervised("echo early; sleep 30; echo late", time.Second, &ref))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
 		Expect(res.Reason).To(Equal(dd.ExecDeadlineExceeded))
 		Expect(res.ContainerKilled).To(BeTrue())
+		Expect(string(res.Stdout)).To(Equal("early\n"), "what it printed before the deadline is kept")
+		info, err := driver.ObserveContainer(ctx, target.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.State).To(Equal(dd.StateExited), "the paused container was killed")
 	})
 
 	It("kills the container when a detached child outlives the command", func(ctx SpecContext) {
