@@ -52,14 +52,7 @@ func (f *Driver) Exec(ctx context.Context, name string, req dd.ExecRequest) (dd.
 		go func() { done <- handler(runCtx, name, req) }()
 		select {
 		case out := <-done:
-			res := dd.ExecResult{Reason: dd.ExecCompleted, ExitCode: out.ExitCode, Duration: time.Since(start)}
-			res.Stdout, res.StdoutCut = head(out.Stdout, req.OutputLimit)
-			res.Stderr, res.StderrCut = head(out.Stderr, req.OutputLimit)
-			if req.KillSurvivors && out.Survivors > 0 {
-				res.Survivors, res.ContainerKilled = out.Survivors, true
-				f.killForDeadline(name)
-			}
-			return res, nil
+			return f.completed(name, req, out, start), nil
 		case <-runCtx.Done():
 			res := dd.ExecResult{Reason: dd.ExecDeadlineExceeded}
 			if errors.Is(ctx.Err(), context.Canceled) {
@@ -73,6 +66,19 @@ func (f *Driver) Exec(ctx context.Context, name string, req dd.ExecRequest) (dd.
 			return res, nil
 		}
 	})
+}
+
+// completed is the result of a command that ended with out: its output capped and counted, and the
+// container killed for the processes it left, as the real driver does.
+func (f *Driver) completed(name string, req dd.ExecRequest, out ExecOutput, start time.Time) dd.ExecResult {
+	res := dd.ExecResult{Reason: dd.ExecCompleted, ExitCode: out.ExitCode, Duration: time.Since(start)}
+	res.Stdout, res.StdoutCut = head(out.Stdout, req.OutputLimit)
+	res.Stderr, res.StderrCut = head(out.Stderr, req.OutputLimit)
+	if req.KillSurvivors && out.Survivors > 0 {
+		res.Survivors, res.ContainerKilled = out.Survivors, true
+		f.killForDeadline(name)
+	}
+	return res
 }
 
 // execTarget checks that the container runs and returns the handler to play the command.

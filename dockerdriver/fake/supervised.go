@@ -18,24 +18,6 @@ type supervised struct {
 	out       ExecOutput
 }
 
-// SupervisedExecs counts the supervised execs of the named container that still run.
-func (f *Driver) SupervisedExecs(name string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c, ok := f.container(name)
-	n := 0
-	for _, e := range f.execs {
-		select {
-		case <-e.done:
-		default:
-			if ok && e.container == c.info.ID && e.started {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // execSupervised plays a supervised exec: in a container without a run volume it runs attached, as the real
 // driver does; otherwise it is made, handed to Created, started detached and waited for.
 func (f *Driver) execSupervised(ctx context.Context, name string, req dd.ExecRequest, handler ExecHandler) (dd.ExecResult, error) {
@@ -121,14 +103,7 @@ func (f *Driver) await(ctx context.Context, name string, e *supervised, req dd.E
 	f.mu.Lock()
 	out := e.out
 	f.mu.Unlock()
-	res := dd.ExecResult{Reason: dd.ExecCompleted, ExitCode: out.ExitCode, Duration: time.Since(start)}
-	res.Stdout, res.StdoutCut = head(out.Stdout, req.OutputLimit)
-	res.Stderr, res.StderrCut = head(out.Stderr, req.OutputLimit)
-	if req.KillSurvivors && out.Survivors > 0 {
-		res.Survivors, res.ContainerKilled = out.Survivors, true
-		f.killForDeadline(name)
-	}
-	return res, nil
+	return f.completed(name, req, out, start), nil
 }
 
 // endExecs ends the supervised execs of a container that stopped. Called with f.mu held.
