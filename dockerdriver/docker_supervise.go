@@ -17,9 +17,11 @@ const (
 	// supervisor (running as the container's user) makes and clears.
 	supervisorPath = RunMountPath + "/supervise"
 	runsPath       = RunMountPath + "/runs"
-	// pollFirst and pollMax pace the exec inspections that wait for a supervised command: quick at first
-	// for short commands, then no more than a few a second for long ones.
+	// The exec inspections that wait for a supervised command come every pollFirst during its first
+	// pollQuick (most commands are short, and their round trip waits on this), then slow down, doubling up
+	// to pollMax, so that a long command costs a few inspections a second.
 	pollFirst = 20 * time.Millisecond
+	pollQuick = time.Second
 	pollMax   = 500 * time.Millisecond
 	// superviseGrace is how much later than the host the supervisor enforces the deadline: the host's kill of
 	// the container comes first whenever an agent waits, and the supervisor's only when none does.
@@ -169,9 +171,14 @@ func (d *Docker) outputAtDeadline(ctx context.Context, id, name string, req Exec
 	return res
 }
 
-// pollExit inspects the exec until it has exited, more and more slowly, and returns its exit code.
+// pollExit inspects the exec until it has exited, quickly at first and then more and more slowly, and
+// returns its exit code.
 func (d *Docker) pollExit(ctx context.Context, execID, name string) (int, error) {
-	for wait := pollFirst; ; wait = min(2*wait, pollMax) {
+	start := time.Now()
+	for wait := pollFirst; ; {
+		if time.Since(start) > pollQuick {
+			wait = min(2*wait, pollMax)
+		}
 		ins, err := d.cli.ContainerExecInspect(ctx, execID)
 		switch {
 		case err != nil && ctx.Err() != nil:
