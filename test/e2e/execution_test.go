@@ -49,7 +49,7 @@ var _ = Describe("Execution on real Docker, through the kubectl plugin", func() 
 			"from Running to the kill: the deadline, and no more than a pass on a busy machine")
 		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=DeadlineExceeded`, time.Minute)
 		expectStopped(onlyContainer(ns, "box", "primary"))
-		Expect(docker("inspect", "-f", "{{.State.Running}}", onlyContainer(ns, "box", "holder"))).To(Equal("true"), "the workspace is kept")
+		Expect(docker("inspect", "-f", "{{.State.Running}}", heldWorkspace(ns, "box"))).To(Equal("true"), "the workspace is kept")
 	})
 
 	It("cuts output past the cap: 128 KiB written, 64 KiB kept and the rest counted", func() {
@@ -112,7 +112,7 @@ var _ = Describe("Execution on real Docker, through the kubectl plugin", func() 
 		waitFor(ns, "sandbox/box", `jsonpath={.status.conditions[?(@.type=="TopologyPoisoned")].reason}=LeftoverProcesses`, time.Minute)
 		// Once the container has stopped, nothing of it can write any more: the workspace is as the kill left it.
 		expectStopped(onlyContainer(ns, "box", "primary"))
-		holder := onlyContainer(ns, "box", "holder")
+		holder := heldWorkspace(ns, "box")
 		Expect(workspaceFile(holder, "early")).To(Equal("kept\n"))
 		_, err := docker("cp", holder+":/workspace/late", "-")
 		Expect(err).To(MatchError(ContainSubstring("Could not find")))

@@ -73,6 +73,16 @@ func onlyContainer(ns, name, role string) string {
 	return ids[0]
 }
 
+// heldWorkspace is the holder container of a Sandbox's workspace. A new session's holder is made by the pass
+// after its primary started, off its way to Ready (docs/design/docker-mapping.md, "Why the holder exists"), so
+// a session just Ready may not have it yet: this waits for it.
+func heldWorkspace(ns, name string) string {
+	GinkgoHelper()
+	Eventually(func() []string { return containers(ns, name, dsv1alpha1.RoleHolder) }).
+		WithTimeout(time.Minute).WithPolling(250*time.Millisecond).Should(HaveLen(1), "the holder of %s/%s", ns, name)
+	return onlyContainer(ns, name, dsv1alpha1.RoleHolder)
+}
+
 // deleteAndExpectGone deletes a Sandbox with kubectl (which waits for the finalizer) and checks that Docker
 // holds nothing labelled for it any more.
 func deleteAndExpectGone(ns, name string) {

@@ -18,7 +18,7 @@ var _ = Describe("The kubectl plugin's verbs, through real kubectl", func() {
 	It("pause and resume freeze and thaw a Sandbox, whose process goes on where it was", func() {
 		ns := newNamespace("plugin-pause")
 		session(ns, "box", busybox)
-		primary, holder := onlyContainer(ns, "box", "primary"), onlyContainer(ns, "box", "holder")
+		primary, holder := onlyContainer(ns, "box", "primary"), heldWorkspace(ns, "box")
 		// A process of the session's own that counts seconds into the workspace, read through the holder,
 		// which is never frozen.
 		_, err := docker("exec", "-d", primary, "sh", "-c", `echo $$ > /workspace/pid; while true; do echo t >> /workspace/ticks; sleep 1; done`)
