@@ -9,6 +9,8 @@ const MaxUsedBy = 32
 // SandboxService gets its own instance on its own topology, reachable there by the SandboxService's name and
 // its aliases. Nothing is ever published on the host. A change reaches a Sandbox when its topology is next
 // rolled; until then the Sandbox reports ServicesUpToDate=False.
+// +kubebuilder:validation:XValidation:rule="(has(self.command) ? self.command.map(c, size(c)).sum() : 0) + (has(self.args) ? self.args.map(a, size(a)).sum() : 0) <= 131072",message="command and args may hold at most 131072 bytes (128 KiB) together: put a longer script in a file of the image and run that"
+// +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.map(e, size(e.name) + (has(e.value) ? size(e.value) : 0)).sum() <= 131072",message="env may hold at most 131072 bytes (128 KiB) of names and values: put larger values in a file of the image"
 type SandboxServiceSpec struct {
 	// image of the service container, as a reference like registry.example/name:tag or name@sha256:<digest>.
 	// +kubebuilder:validation:MinLength=1

@@ -334,7 +334,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	unbound, err := cache.New(cfg, cache.Options{
 		Scheme: scheme, Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
-		ByObject: map[client.Object]cache.ByObject{&dsv1alpha1.Sandbox{}: {Field: fields.OneTermEqualSelector(dsv1alpha1.FieldSandboxNodeName, "")}},
+		ByObject: map[client.Object]cache.ByObject{&dsv1alpha1.Sandbox{}: {
+			Field: fields.OneTermEqualSelector(dsv1alpha1.FieldSandboxNodeName, ""),
+			// Every agent holds every unbound Sandbox: only what binding reads (docs/security.md, "What bounds
+			// the agent's memory").
+			Transform: sandbox.UnboundCacheTransform,
+		}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("making the cache of unbound Sandboxes: %w", err)
@@ -521,14 +526,18 @@ func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
 		Scheme: scheme,
 		// Only this node's Sandboxes are cached and watched (spec.nodeName is a CRD selectable field, so the
 		// API server filters); unbound ones come through a second cache (see New).
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&dsv1alpha1.Sandbox{}: {Field: fields.OneTermEqualSelector(dsv1alpha1.FieldSandboxNodeName, opts.Node)},
-			// Executions carry no node: each agent sees them all, so it keeps only their bounded fields,
-			// without command, stdin, env or output (the reconciler reads those from the API server).
-			&dsv1alpha1.Execution{}: {Transform: execution.CacheTransform},
-			// The agents' Leases, which the node lifecycle controller watches (only with leader election).
-			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{opts.LeaseNamespace: {}}},
-		}},
+		Cache: cache.Options{
+			// No reconciler reads managed fields, which can be most of a small object.
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&dsv1alpha1.Sandbox{}: {Field: fields.OneTermEqualSelector(dsv1alpha1.FieldSandboxNodeName, opts.Node)},
+				// Executions carry no node: each agent sees them all, so it keeps only their bounded fields,
+				// without command, stdin, env or output (the reconciler reads those from the API server).
+				&dsv1alpha1.Execution{}: {Transform: execution.CacheTransform},
+				// The agents' Leases, which the node lifecycle controller watches (only with leader election).
+				&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{opts.LeaseNamespace: {}}},
+			},
+		},
 		Metrics:                       metricsServing(opts),
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
 		LeaderElection:                opts.LeaderElection,

@@ -24,6 +24,24 @@ func checkpoint(spec string) string { return manifest("Checkpoint", "bad", spec)
 // nineServices names one SandboxService more than a Sandbox may have.
 var nineServices = "[s1, s2, s3, s4, s5, s6, s7, s8, s9]"
 
+// bulkyList is a flow YAML list of n strings of size bytes each.
+func bulkyList(n, size int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = strings.Repeat("x", size)
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
+// bulkyEnv is a flow YAML list of n variables (prefix0, prefix1, ...) with values of size bytes each.
+func bulkyEnv(prefix string, n, size int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("{name: %s%d, value: %s}", prefix, i, strings.Repeat("x", size))
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
 // expectRefused creates manifest in a new namespace and expects the API server to refuse it with message,
 // leaving the namespace empty.
 func expectRefused(ctx context.Context, manifest, message string) {
@@ -76,6 +94,11 @@ var _ = Describe("validation", func() {
 		Entry("runAsRoot that is not a boolean", sandbox(`{image: busybox, runAsRoot: "yes"}`), "spec.runAsRoot"),
 		// Sandbox: services.
 		Entry("nine services", sandbox(`{image: busybox, services: `+nineServices+`}`), "must have at most 8 items"),
+		// Sandbox: the program and its environment, bounded in all (docs/security.md, "What bounds the agent's
+		// memory"), each item within its own limit.
+		Entry("command and args over 128 KiB", sandbox(`{image: busybox, command: [sh, -c], args: `+bulkyList(9, 16000)+`}`), "command and args may hold at most 131072 bytes (128 KiB) together"),
+		Entry("env over 128 KiB", sandbox(`{image: busybox, env: `+bulkyEnv("V", 5, 30000)+`}`), "env and commandEnv may hold at most 131072 bytes (128 KiB)"),
+		Entry("env and commandEnv over 128 KiB together", sandbox(`{image: busybox, env: `+bulkyEnv("V", 3, 30000)+`, commandEnv: `+bulkyEnv("C", 2, 30000)+`}`), "env and commandEnv may hold at most 131072 bytes (128 KiB)"),
 		Entry("the same service twice", sandbox(`{image: busybox, services: [redis, redis]}`), "must not name the same SandboxService twice"),
 		Entry("service name that is not a DNS label", sandbox(`{image: busybox, services: [Redis_1]}`), "each service must be the name of a SandboxService"),
 		// Sandbox: the rest of the spec.
@@ -98,6 +121,8 @@ var _ = Describe("validation", func() {
 		Entry("Sandbox name of 64 characters", manifest("Sandbox", strings.Repeat("a", 64), `{image: busybox}`), "Sandbox name must be a DNS label"),
 		// SandboxService.
 		Entry("service without image", service(`{ports: [{port: 80}]}`), "spec.image: Required value"),
+		Entry("service command and args over 128 KiB", service(`{image: redis, command: `+bulkyList(9, 16000)+`}`), "command and args may hold at most 131072 bytes (128 KiB) together"),
+		Entry("service env over 128 KiB", service(`{image: redis, env: `+bulkyEnv("V", 5, 30000)+`}`), "env may hold at most 131072 bytes (128 KiB)"),
 		Entry("readiness timeout beyond period", service(`{image: redis, readiness: {command: ["true"], periodSeconds: 1, timeoutSeconds: 5}}`), "readiness timeoutSeconds must not exceed periodSeconds"),
 		Entry("readiness without command", service(`{image: redis, readiness: {periodSeconds: 1}}`), "spec.readiness.command: Required value"),
 		Entry("port out of range", service(`{image: redis, ports: [{port: 70000}]}`), "should be less than or equal to 65535"),
