@@ -48,6 +48,9 @@ type Driver interface {
 	// the pull goes. It blocks until the pull ends or ctx does: pulls are the one call that lasts as long as
 	// the registry takes, so callers bound ctx themselves.
 	PullImage(ctx context.Context, ref string, auth *RegistryAuth, progress func(PullProgress)) (PullResult, error)
+	// RemoveImage removes the name ref, and the image with it when no other name holds it; missing is not an
+	// error, and one that any container was made from is a Conflict (nothing is removed).
+	RemoveImage(ctx context.Context, ref string) error
 
 	EnsureNetwork(ctx context.Context, spec NetworkSpec) (NetworkInfo, error)
 	ObserveNetwork(ctx context.Context, name string) (NetworkInfo, error)

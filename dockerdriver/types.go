@@ -11,6 +11,7 @@ type ImageInfo struct {
 	RepoDigests []string // name@sha256:... pins, empty for a locally built image
 	Volumes     []string // paths the image declares as VOLUME; EnsureContainer refuses uncovered ones
 	User        string   // default user, "" meaning root
+	Size        int64    // bytes it takes on the node's disk, unpacked (docker image inspect's Size)
 }
 
 // NetworkSpec is a bridge network the driver ensures. Networks are always user-defined bridges labelled

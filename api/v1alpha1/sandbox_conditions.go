@@ -129,6 +129,7 @@ const (
 	ReasonImageNotPinned         = "ImageNotPinned"         // the node runs only digest-pinned images (--require-digest)
 	ReasonImageDigestMismatch    = "ImageDigestMismatch"    // a pull of a pinned image brought content of another digest
 	ReasonImageDeclaresVolumes   = "ImageDeclaresVolumes"   // the image declares a VOLUME no workspace or scratch mount covers
+	ReasonImageTooLarge          = "ImageTooLarge"          // the image is larger than the node allows for one image (--max-image-bytes)
 	ReasonImagePullSecretInvalid = "ImagePullSecretInvalid" // imagePullSecret is not a readable kubernetes.io/dockerconfigjson Secret
 	// ReasonImagePullCredentialsRequired: the node holds the image from a pull with another namespace's
 	// credentials, and this namespace's were not verified for it: its registry refused them (or the lack of

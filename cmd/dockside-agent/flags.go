@@ -48,6 +48,18 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 		s.opts.AllocatableMemory = q.Value()
 		return nil
 	})
+	s.opts.MaxImageBytes = agent.DefaultMaxImageBytes
+	fs.Func("max-image-size", "most disk one image may take on this node, unpacked (e.g. 20Gi; 0 sets no cap): a pull stops as soon as the compressed layers the registry announces pass it, an image pulled larger is removed again, and a Sandbox needing either, or a larger image already on the node, fails with reason ImageTooLarge (default 20Gi)", func(v string) error {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("not a quantity of bytes like 20Gi: %w", err)
+		}
+		if q.Sign() < 0 {
+			return fmt.Errorf("must be 0 (no cap) or more, not %s", v)
+		}
+		s.opts.MaxImageBytes = q.Value()
+		return nil
+	})
 	fs.Func("node-pids", "most processes and threads the host holds; a tenth of them (at least 1024) is kept for the host, no container may ask for more than the rest, and the node's pids limits add up to at most the rest times --pids-overcommit; default: the least of the host's /proc/sys/kernel/pid_max and threads-max", func(v string) error {
 		return positive(v, &s.opts.NodePids)
 	})

@@ -60,7 +60,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("setting up the agent: %w", err)
 	}
-	log.Info("Starting", "node", opts.Node, "capacity", opts.Capacity, "requireDigest", opts.RequireDigest, "allowRoot", opts.AllowRoot,
+	log.Info("Starting", "node", opts.Node, "capacity", opts.Capacity, "requireDigest", opts.RequireDigest, "maxImageBytes", opts.MaxImageBytes, "allowRoot", opts.AllowRoot,
 		"lease", opts.LeaseNamespace+"/"+agent.LeaseName(opts.Node))
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running the agent: %w", err)

@@ -18,6 +18,7 @@ const (
 	OpHostCPUs         Op = "HostCPUs"
 	OpInspectImage     Op = "InspectImage"
 	OpPullImage        Op = "PullImage"
+	OpRemoveImage      Op = "RemoveImage"
 	OpEnsureNetwork    Op = "EnsureNetwork"
 	OpObserveNetwork   Op = "ObserveNetwork"
 	OpRemoveNetwork    Op = "RemoveNetwork"
@@ -49,7 +50,7 @@ const (
 // phases is the phase a real driver would name for a failure of each operation.
 var phases = map[Op]dd.Phase{
 	OpPing: dd.PhaseConnect, OpSecurity: dd.PhaseConnect, OpStorage: dd.PhaseConnect, OpHostMemory: dd.PhaseConnect, OpHostCPUs: dd.PhaseConnect,
-	OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage,
+	OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage, OpRemoveImage: dd.PhaseImage,
 	OpEnsureNetwork: dd.PhaseNetwork, OpObserveNetwork: dd.PhaseObserve, OpRemoveNetwork: dd.PhaseRemove,
 	OpListNetworks: dd.PhaseObserve, OpEnsureVolume: dd.PhaseVolume, OpObserveVolume: dd.PhaseObserve,
 	OpRemoveVolume: dd.PhaseRemove, OpListVolumes: dd.PhaseObserve, OpEnsureContainer: dd.PhaseCreate,

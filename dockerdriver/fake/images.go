@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -13,6 +14,8 @@ type RegistryImage struct {
 	Info   dd.ImageInfo     // what the node holds once it is pulled
 	Digest string           // the digest the pull reports; "" reports the reference's own pin, if any
 	Delay  time.Duration    // how long the pull takes, in four progress steps; ctx ending first cuts it short
+	// Packed is the compressed size of its layers, all announced with the first progress step; 0: 4 MiB.
+	Packed int64
 	Auth   *dd.RegistryAuth // the credentials the registry insists on; nil lets anyone pull
 	// OtherAuth are further credentials it takes as well as Auth: other users of a private image.
 	OtherAuth []dd.RegistryAuth
@@ -42,6 +45,10 @@ func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAut
 		case img.Auth != nil && !img.takes(auth):
 			return dd.PullResult{}, dd.NewError(dd.KindConflict, dd.PhaseImage, ref, "the registry refused the credentials")
 		}
+		packed := cmp.Or(img.Packed, pullSteps<<20)
+		if progress != nil { // the layers, announced before any is fetched
+			progress(dd.PullProgress{Layers: pullSteps, BytesTotal: packed})
+		}
 		for i := 1; i <= pullSteps; i++ {
 			select {
 			case <-ctx.Done():
@@ -49,7 +56,7 @@ func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAut
 			case <-time.After(img.Delay / pullSteps):
 			}
 			if progress != nil {
-				progress(dd.PullProgress{Layers: pullSteps, LayersDone: i, BytesDone: int64(i) << 20, BytesTotal: pullSteps << 20})
+				progress(dd.PullProgress{Layers: pullSteps, LayersDone: i, BytesDone: packed * int64(i) / pullSteps, BytesTotal: packed})
 			}
 		}
 		f.AddImage(ref, img.Info)
@@ -59,6 +66,23 @@ func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAut
 		}
 		return dd.PullResult{Digest: digest}, nil
 	})
+}
+
+// RemoveImage forgets ref, as the real daemon removes it: refused (a Conflict) while a container of this
+// fake was made from it.
+func (f *Driver) RemoveImage(ctx context.Context, ref string) error {
+	_, err := call(f, ctx, OpRemoveImage, ref, func() (struct{}, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, c := range f.containers {
+			if c.spec.Image == ref {
+				return struct{}{}, dd.NewError(dd.KindConflict, dd.PhaseImage, ref, "Docker refused it in the current state")
+			}
+		}
+		delete(f.images, ref)
+		return struct{}{}, nil
+	})
+	return err
 }
 
 // takes tells whether the registry lets auth (nil: none) pull a private image. Like Docker's, it asks

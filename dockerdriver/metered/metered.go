@@ -89,6 +89,12 @@ func (d *instrumented) InspectImage(ctx context.Context, ref string) (dd.ImageIn
 	})
 }
 
+func (d *instrumented) RemoveImage(ctx context.Context, ref string) error {
+	return measureErr(d, ctx, "RemoveImage", dd.PhaseImage, 0, func(ctx context.Context) error {
+		return d.next.RemoveImage(ctx, ref)
+	})
+}
+
 func (d *instrumented) PullImage(ctx context.Context, ref string, auth *dd.RegistryAuth, progress func(dd.PullProgress)) (dd.PullResult, error) {
 	unbounded := &instrumented{next: d.next} // bounded by the pulls' waiters instead (see ImagePuller)
 	return measure(unbounded, ctx, "PullImage", dd.PhaseImage, 0, func(ctx context.Context) (dd.PullResult, error) {

@@ -74,6 +74,9 @@ const (
 	// was out are written back over some 3 seconds rather than at once.
 	DefaultAPIQPS   = 50
 	DefaultAPIBurst = 100
+	// DefaultMaxImageBytes is the flag's default cap on one image: many times any toolchain image, far below
+	// the disk one image could otherwise take from every tenant of the node.
+	DefaultMaxImageBytes = 20 << 30
 )
 
 // Options configure one agent. Zero durations take the defaults noted.
@@ -82,7 +85,11 @@ type Options struct {
 	Driver        dd.Driver // the node's Docker daemon (the real driver, or the fake in tests); required
 	Capacity      int       // most Sandboxes the node holds, finished runs included until deleted; default 110
 	RequireDigest bool      // refuse images not pinned by digest
-	HolderImage   string    // default dockside.dev/holder:local
+	// MaxImageBytes caps the size of one image on the node (unpacked; a pull stops as soon as the compressed
+	// layers announced pass it, and an image pulled larger is removed again); 0, the zero value, sets no cap
+	// (the command's flag defaults to DefaultMaxImageBytes). docs/images.md, "How large an image may be".
+	MaxImageBytes int64
+	HolderImage   string // default dockside.dev/holder:local
 
 	// AllocatableMemory is the most bytes of memory the Sandboxes of the node hold in all (their memory limits
 	// and workspaces; internal/controller/sandbox/footprint.go); 0 means the host's memory less a reserve of a tenth
@@ -252,6 +259,9 @@ func (o *Options) defaults() error {
 	if o.MaxExecOutputBytes <= 0 || o.MaxExecOutputBytes > dsv1alpha1.MaxExecutionOutputBytes {
 		o.MaxExecOutputBytes = dsv1alpha1.MaxExecutionOutputBytes
 	}
+	if o.MaxImageBytes < 0 {
+		return fmt.Errorf("the most bytes one image may take must be positive, or 0 for no cap, not %d", o.MaxImageBytes)
+	}
 	if o.CheckpointStoreBytes < 0 {
 		return fmt.Errorf("the checkpoint store's limit must be a positive number of bytes, not %d", o.CheckpointStoreBytes)
 	}
@@ -397,14 +407,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: recorder,
 		Options: sandbox.Options{
 			Node: opts.Node, Capacity: opts.Capacity, PerContainer: perContainer,
-			Allocatable: sandbox.Holding{Memory: allocatable, Pids: allocatableProcesses.Pids, MilliCPU: allocatableProcesses.MilliCPU}, RequireDigest: opts.RequireDigest, HolderImage: opts.HolderImage,
+			Allocatable: sandbox.Holding{Memory: allocatable, Pids: allocatableProcesses.Pids, MilliCPU: allocatableProcesses.MilliCPU}, RequireDigest: opts.RequireDigest, MaxImageBytes: opts.MaxImageBytes, HolderImage: opts.HolderImage,
 			AllowRoot: opts.AllowRoot, RefuseUnrestricted: opts.RefuseUnrestricted, Storage: storage, Init: primaryInit, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once
 		},
 		Subnets: topologySubnets, Egress: egressGateways(proxy),
 		Archives: store, Registry: registry, Freezes: freezes, Commands: runs, Verdicts: verdicts, Idle: idle,
-		Images: imagepuller.New(ctx, driver, pulls, wake.Now), Wake: wake,
+		Images: imagepuller.New(ctx, driver, pulls, opts.MaxImageBytes, wake.Now), Wake: wake,
 	}
 	executions := &execution.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: runs, Verdicts: verdicts,

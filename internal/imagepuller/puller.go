@@ -3,6 +3,7 @@ package imagepuller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -29,17 +30,20 @@ const (
 type Puller struct {
 	ctx     context.Context
 	driver  dd.Driver
-	records *Records                   // which credentials brought each image pulled
-	wake    func(types.NamespacedName) // brings a pass over a waiting Sandbox
+	records *Records // which credentials brought each image pulled
+	// maxBytes caps one image's size, compressed as announced during the pull and unpacked after it; 0:
+	// no cap (see TooLargeError).
+	maxBytes int64
+	wake     func(types.NamespacedName) // brings a pass over a waiting Sandbox
 
 	mu    sync.Mutex
 	pulls map[string]*pull // the latest pull of each image and credentials
 }
 
 // New pulls through driver until ctx ends, keeping in records what each pull brought with which
-// credentials, and waking waiters through wake.
-func New(ctx context.Context, driver dd.Driver, records *Records, wake func(types.NamespacedName)) *Puller {
-	return &Puller{ctx: ctx, driver: driver, records: records, wake: wake, pulls: map[string]*pull{}}
+// credentials, refusing images larger than maxBytes (0: no cap), and waking waiters through wake.
+func New(ctx context.Context, driver dd.Driver, records *Records, maxBytes int64, wake func(types.NamespacedName)) *Puller {
+	return &Puller{ctx: ctx, driver: driver, records: records, maxBytes: maxBytes, wake: wake, pulls: map[string]*pull{}}
 }
 
 // Request is what one start of a Sandbox needs.
@@ -73,6 +77,7 @@ type pull struct {
 	cancel   context.CancelFunc
 	expiry   *time.Timer
 	progress dd.PullProgress
+	tooLarge int64              // the compressed bytes announced when the pull was stopped for the cap
 	woke     time.Time          // when waiters last heard of progress
 	waiters  map[string]*waiter // by start
 
@@ -159,6 +164,12 @@ func (p *Puller) fetch(ctx context.Context, pl *pull) (dd.PullResult, error) {
 		}
 	}
 	res, err := p.driver.PullImage(ctx, pl.ref, pl.auth, func(pr dd.PullProgress) { p.progressed(pl, pr) })
+	p.mu.Lock()
+	packed := pl.tooLarge
+	p.mu.Unlock()
+	if packed > 0 {
+		return dd.PullResult{}, &TooLargeError{Ref: pl.ref, Bytes: packed, Max: p.maxBytes, Packed: true}
+	}
 	if err != nil {
 		return res, fmt.Errorf("pulling %s: %w", pl.ref, err)
 	}
@@ -168,6 +179,9 @@ func (p *Puller) fetch(ctx context.Context, pl *pull) (dd.PullResult, error) {
 		return dd.PullResult{}, fmt.Errorf("inspecting the pulled image %s: %w", pl.ref, err)
 	case !img.Exists:
 		return dd.PullResult{}, dd.NewError(dd.KindUncertain, dd.PhaseImage, pl.ref, "the pulled image was gone at once")
+	}
+	if err := p.checkPulledSize(ctx, pl.ref, img); err != nil {
+		return dd.PullResult{}, err
 	}
 	if err := p.records.pulled(pl.ref, img.ID, pl.auth); err != nil {
 		return dd.PullResult{}, dd.NewError(dd.KindUncertain, dd.PhaseImage, pl.ref, "the agent could not record the pull: "+err.Error())
@@ -215,6 +229,7 @@ func (p *Puller) progressed(pl *pull, pr dd.PullProgress) {
 	p.mu.Lock()
 	moved := pr.LayersDone != pl.progress.LayersDone && time.Since(pl.woke) >= progressWakeup
 	pl.progress = pr
+	p.tooLargeMidPull(pl, pr)
 	if moved {
 		pl.woke = time.Now()
 	}
@@ -233,6 +248,9 @@ func (p *Puller) finish(pl *pull, res dd.PullResult, err error) {
 	if err != nil {
 		pl.failures++
 		pl.retryAt = pl.ended.Add(min(pullRetryMin<<min(pl.failures-1, 10), pullRetryMax))
+		if errors.As(err, new(*TooLargeError)) {
+			pl.retryAt = pl.ended.Add(pullMemory) // it would be as large again: not within any start's deadline
+		}
 	}
 	waiters := pl.waiterKeys()
 	p.mu.Unlock()

@@ -22,7 +22,7 @@ func newTestPuller(t *testing.T) (*Puller, *fake.Driver, chan types.NamespacedNa
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(ctx, docker, records, func(key types.NamespacedName) { out <- key }), docker, out
+	return New(ctx, docker, records, 0, func(key types.NamespacedName) { out <- key }), docker, out
 }
 
 func request(ref, name string, until time.Duration) Request {

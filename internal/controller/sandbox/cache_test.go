@@ -28,9 +28,9 @@ func bulkyUnbound() *dsv1alpha1.Sandbox {
 		Spec: dsv1alpha1.SandboxSpec{
 			Image: "busybox", Command: []string{"sh", "-c", strings.Repeat("c", 16<<10)}, Args: []string{strings.Repeat("a", 16<<10)},
 			WorkingDir: "/" + strings.Repeat("w", 1000), RestoreFrom: "gone", Services: []string{"db"},
-			Resources: dsv1alpha1.Resources{Memory: resource.MustParse("1Gi"), CPU: resource.MustParse("2"), Pids: 512},
-			Workspace: dsv1alpha1.Workspace{Size: resource.MustParse("1Gi"), MountPath: "/work"},
-			Network:   dsv1alpha1.Network{Mode: dsv1alpha1.NetworkIsolated, Allow: []string{strings.Repeat("h", 250)}},
+			Resources:   dsv1alpha1.Resources{Memory: resource.MustParse("1Gi"), CPU: resource.MustParse("2"), Pids: 512},
+			Workspace:   dsv1alpha1.Workspace{Size: resource.MustParse("1Gi"), MountPath: "/work"},
+			Network:     dsv1alpha1.Network{Mode: dsv1alpha1.NetworkIsolated, Allow: []string{strings.Repeat("h", 250)}},
 			SecretFiles: []dsv1alpha1.SecretFile{{Path: "token", SecretName: "s", Key: "k"}},
 		},
 		Status: dsv1alpha1.SandboxStatus{Phase: dsv1alpha1.SandboxPending, Conditions: []metav1.Condition{

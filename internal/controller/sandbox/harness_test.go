@@ -39,8 +39,10 @@ const (
 	testNS      = "ns"
 	testImage   = "dockside.dev/busybox:local"
 	holderImage = "dockside.dev/holder:local"
-	specRetry   = 7 * time.Second
-	bindRetry   = 5 * time.Second
+	// testMaxImageBytes is the node's cap on one image (Options.MaxImageBytes).
+	testMaxImageBytes = 1 << 30
+	specRetry         = 7 * time.Second
+	bindRetry         = 5 * time.Second
 )
 
 // harness is a Reconciler over fakes: an in-memory Docker daemon (seen through dockerView), an
@@ -162,12 +164,12 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 		Client: h.client, APIReader: h.client, Unbound: unboundCache{Reader: h.client}, Driver: h.view, Recorder: h.events,
 		Options: Options{
 			Node: testNode, Capacity: 10, Allocatable: Holding{Memory: 64 << 30}, HolderImage: holderImage, BindRetry: bindRetry, SpecRetry: specRetry,
-			StopGrace: time.Second, ProbeLimit: 1024, EgressProxyPort: 3128,
+			StopGrace: time.Second, ProbeLimit: 1024, EgressProxyPort: 3128, MaxImageBytes: testMaxImageBytes,
 		},
 		Egress:   &h.egress,
 		Freezes:  &handoff.Freezes{},
 		Verdicts: handoff.NewVerdicts(func(key types.NamespacedName) { h.poisons <- key }),
-		Images:   imagepuller.New(h.ctx, h.view, pulls, h.wokenByPull),
+		Images:   imagepuller.New(h.ctx, h.view, pulls, testMaxImageBytes, h.wokenByPull),
 		Wake:     handoff.NewWakeups(h.ctx, h.requeues),
 	}
 	h.r.probes.Clock = func() time.Time { return time.Now().Add(time.Duration(h.probeAge.Load())) }

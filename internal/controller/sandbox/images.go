@@ -112,7 +112,7 @@ func (r *Reconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*o
 			return nil, true, nil
 		}
 	}
-	return nil, r.checkVolumes(s, n, img), nil
+	return nil, r.checkSize(s, n, img) || r.checkVolumes(s, n, img), nil
 }
 
 // presentOnly checks an image of pull policy Never: the node must hold it, and the credentials of the
@@ -126,7 +126,7 @@ func (r *Reconciler) presentOnly(s *scope, n imageNeed, img dd.ImageInfo, auth *
 		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImagePullCredentialsRequired, "%s, and imagePullPolicy Never forbids asking its registry%s",
 			notVerified(r.Options.Node, n), secretTrouble(authErr))
 	default:
-		return r.checkVolumes(s, n, img)
+		return r.checkSize(s, n, img) || r.checkVolumes(s, n, img)
 	}
 	s.after(r.Options.SpecRetry) // it may be loaded, or its credentials verified by another start, before the deadline
 	return true
@@ -209,6 +209,8 @@ func (r *Reconciler) followPull(s *scope, n imageNeed, st imagepuller.State) *ou
 			r.event(s.sbx, false, EventPulling, "Pull", "pulling image %s for %s", n.image, n.what)
 		}
 		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePulling, message: pullingMessage(n, st)}
+	case errors.As(st.Err, new(*imagepuller.TooLargeError)):
+		return r.pulledTooLarge(s, n, st)
 	case st.Err != nil:
 		why := driverReason(st.Err)
 		if st.News {
@@ -261,6 +263,38 @@ func digestMatches(image, reported string, repoDigests []string) bool {
 		}
 	}
 	return false
+}
+
+// checkSize refuses an image the node holds that is larger than it allows for one image. It was not pulled
+// for this start (the puller refuses and removes those, see pulledTooLarge), so it stays: it was built or
+// loaded on the node, or another Sandbox uses it.
+func (r *Reconciler) checkSize(s *scope, n imageNeed, img dd.ImageInfo) bool {
+	if r.Options.MaxImageBytes <= 0 || img.Size <= r.Options.MaxImageBytes {
+		return false
+	}
+	s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageTooLarge, "image %s of %s takes %s unpacked, more than the %s node %s allows for one image",
+		n.image, n.what, bytesForPeople(img.Size), bytesForPeople(r.Options.MaxImageBytes), r.Options.Node)
+	return true
+}
+
+// pulledTooLarge is the outcome of a pull refused for the image's size: Stalled, since the same image is as
+// large at every try; the message says how large, the cap, and what became of the image.
+func (r *Reconciler) pulledTooLarge(s *scope, n imageNeed, st imagepuller.State) *outcome {
+	var big *imagepuller.TooLargeError
+	errors.As(st.Err, &big)
+	size, after := "takes %s unpacked", "the pulled image was removed"
+	switch {
+	case big.Packed:
+		size, after = "has layers of %s compressed", "the pull was stopped"
+	case !big.Removed:
+		after = "the image stays: a container was made from it meanwhile"
+	}
+	msg := fmt.Sprintf("image %s of %s "+size+", more than the %s node %s allows for one image; %s",
+		n.image, n.what, bytesForPeople(big.Bytes), bytesForPeople(big.Max), r.Options.Node, after)
+	if st.News {
+		r.event(s.sbx, true, EventPullFailed, "Pull", "%s", msg)
+	}
+	return &outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageTooLarge, message: msg}
 }
 
 // checkVolumes refuses an image with a VOLUME that no mount of its container covers: Docker would back it

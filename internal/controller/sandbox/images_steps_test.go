@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,20 @@ func TestEnsureImages(t *testing.T) {
 			message: "declares VOLUME /data;",
 		},
 		{
+			name: "an image on the node larger than the node allows is refused, and stays",
+			sbx:  atTopology(newSandbox("s", withImage(pulledImage, "")), 1),
+			docker: func(h *harness, s *scope) {
+				h.docker.AddImage(pulledImage, dd.ImageInfo{Size: 3 * testMaxImageBytes / 2})
+			},
+			stop:    true,
+			want:    outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageTooLarge},
+			message: "image " + pulledImage + " of the primary container takes 1.5 GiB unpacked, more than the 1.0 GiB node node-a allows for one image",
+			check: func(g Gomega, h *harness, s *scope) {
+				noPulls(g, h, s)
+				g.Expect(h.docker.Calls(fake.OpRemoveImage)).To(BeZero(), "not pulled for it")
+			},
+		},
+		{
 			name:    "Docker unavailable while inspecting an image: retried",
 			sbx:     atTopology(newSandbox("s"), 1),
 			faults:  func(h *harness) { h.docker.FailNext(fake.OpInspectImage, dd.KindUnavailable) },
@@ -110,9 +125,12 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 		name    string
 		image   string
 		digest  string // what the registry reports for the pull
+		packed  int64  // the compressed layers it announces; 0: a few MiB
+		size    int64  // what the image takes once pulled
 		stop    bool
 		want    outcome
 		message string
+		event   string // the Event of the pull's end; "": Normal Pulled
 	}{
 		{name: "the image brought lets the start go on", image: pulledImage, want: building},
 		{name: "a pinned image brought at its digest lets the start go on", image: pinnedImage, want: building},
@@ -121,12 +139,24 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 			stop: true, want: outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageDigestMismatch},
 			message: "not the digest it is pinned to",
 		},
+		{
+			name: "an image larger unpacked than the node allows is refused and removed", image: pulledImage, size: 3 * testMaxImageBytes / 2,
+			stop: true, want: outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageTooLarge},
+			message: "image " + pulledImage + " of the primary container takes 1.5 GiB unpacked, more than the 1.0 GiB node node-a allows for one image; the pulled image was removed",
+			event:   "Warning " + EventPullFailed,
+		},
+		{
+			name: "a pull whose layers the registry announces larger than the node allows is stopped", image: pulledImage, packed: 2 * testMaxImageBytes,
+			stop: true, want: outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageTooLarge},
+			message: "image " + pulledImage + " of the primary container has layers of 2.0 GiB compressed, more than the 1.0 GiB node node-a allows for one image; the pull was stopped",
+			event:   "Warning " + EventPullFailed,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			sbx := atTopology(newSandbox("s", withImage(tc.image, "")), 1)
 			h := newHarness(t, sbx.DeepCopy())
-			h.docker.AddRegistryImage(tc.image, fake.RegistryImage{Digest: tc.digest})
+			h.docker.AddRegistryImage(tc.image, fake.RegistryImage{Digest: tc.digest, Packed: tc.packed, Info: dd.ImageInfo{Size: tc.size}})
 
 			s, stop, err := h.imagesPass(sbx)
 			g.Expect(stop).To(BeTrue())
@@ -145,8 +175,12 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 			g.Expect(s.outcome.message).To(ContainSubstring(tc.message))
 			s.outcome.message = ""
 			g.Expect(s.outcome).To(Equal(tc.want))
-			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventPulled}), "the pull's end is news once")
+			g.Expect(recorder.Drain(h.events)).To(Equal([]string{cmp.Or(tc.event, "Normal "+EventPulled)}), "the pull's end is news once")
 			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(1))
+			if tc.want.reason == dsv1alpha1.ReasonImageTooLarge {
+				img, _ := h.docker.InspectImage(t.Context(), tc.image)
+				g.Expect(img.Exists).To(BeFalse(), "pulled for nothing, or never whole")
+			}
 
 			_, stop, err = h.imagesPass(sbx)
 			g.Expect(stop).To(Equal(tc.stop))

@@ -36,6 +36,9 @@ type Options struct {
 	Node          string // this agent's node name
 	Capacity      int    // most Sandboxes this node holds (finished runs too, until deleted); at least 1
 	RequireDigest bool   // refuse images that are not pinned by digest (name@sha256:...)
+	// MaxImageBytes caps one image's unpacked size on the node; 0: no cap (docs/images.md, "How large an
+	// image may be"). The puller enforces it on what it pulls; the reconciler on images found on the node.
+	MaxImageBytes int64
 	HolderImage   string // image of the container that keeps a workspace alive (docs/design/docker-mapping.md, "Why the holder exists")
 	AllowRoot     bool   // run containers as root where a Sandbox or SandboxService asks (runAsRoot)
 
