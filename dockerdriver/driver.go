@@ -51,6 +51,9 @@ type Driver interface {
 	// RemoveImage removes the name ref, and the image with it when no other name holds it; missing is not an
 	// error, and one that any container was made from is a Conflict (nothing is removed).
 	RemoveImage(ctx context.Context, ref string) error
+	// ListImages reports the daemon's images that carry every label of match (nil: all of them, whoever
+	// made them), each saying whether any container of the daemon was made from it.
+	ListImages(ctx context.Context, match map[string]string) ([]ImageSummary, error)
 
 	EnsureNetwork(ctx context.Context, spec NetworkSpec) (NetworkInfo, error)
 	ObserveNetwork(ctx context.Context, name string) (NetworkInfo, error)

@@ -12,6 +12,15 @@ type ImageInfo struct {
 	Volumes     []string // paths the image declares as VOLUME; EnsureContainer refuses uncovered ones
 	User        string   // default user, "" meaning root
 	Size        int64    // bytes it takes on the node's disk, unpacked (docker image inspect's Size)
+	Labels      map[string]string
+}
+
+// ImageSummary is one image of the daemon as ListImages reports it.
+type ImageSummary struct {
+	ID    string
+	Refs  []string // its names (name:tag); none for an image that lost them
+	Size  int64    // bytes on disk, unpacked, its layers shared with other images included
+	InUse bool     // a container of the daemon, of any node and in any state, was made from it
 }
 
 // NetworkSpec is a bridge network the driver ensures. Networks are always user-defined bridges labelled

@@ -16,6 +16,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/agent"
 	"github.com/dockside-dev/dockside/internal/egress"
+	"github.com/dockside-dev/dockside/internal/imagegc"
 )
 
 // settings is what the agent's flags set.
@@ -60,6 +61,10 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 		s.opts.MaxImageBytes = q.Value()
 		return nil
 	})
+	fs.IntVar(&s.opts.ImageGC.HighPercent, "image-gc-high-threshold", imagegc.DefaultHighPercent, "percent of the file system of Docker's data root (--image-gc-filesystem) in use above which images no container uses are removed, least recently used first; 100 turns image garbage collection off")
+	fs.IntVar(&s.opts.ImageGC.LowPercent, "image-gc-low-threshold", imagegc.DefaultLowPercent, "percent in use that image garbage collection brings the file system down to")
+	fs.DurationVar(&s.opts.ImageGC.MinAge, "image-minimum-gc-age", imagegc.DefaultMinAge, "image garbage collection never removes an image a container used, or the agent first saw, less long ago")
+	fs.StringVar(&s.opts.ImageGC.Filesystem, "image-gc-filesystem", "/var/lib/docker/volumes", "a path, as the agent sees it, on the file system of Docker's data root, whose use image garbage collection watches (the DaemonSet mounts /var/lib/docker/volumes)")
 	fs.Func("node-pids", "most processes and threads the host holds; a tenth of them (at least 1024) is kept for the host, no container may ask for more than the rest, and the node's pids limits add up to at most the rest times --pids-overcommit; default: the least of the host's /proc/sys/kernel/pid_max and threads-max", func(v string) error {
 		return positive(v, &s.opts.NodePids)
 	})

@@ -19,6 +19,7 @@ const (
 	OpInspectImage     Op = "InspectImage"
 	OpPullImage        Op = "PullImage"
 	OpRemoveImage      Op = "RemoveImage"
+	OpListImages       Op = "ListImages"
 	OpEnsureNetwork    Op = "EnsureNetwork"
 	OpObserveNetwork   Op = "ObserveNetwork"
 	OpRemoveNetwork    Op = "RemoveNetwork"
@@ -50,7 +51,7 @@ const (
 // phases is the phase a real driver would name for a failure of each operation.
 var phases = map[Op]dd.Phase{
 	OpPing: dd.PhaseConnect, OpSecurity: dd.PhaseConnect, OpStorage: dd.PhaseConnect, OpHostMemory: dd.PhaseConnect, OpHostCPUs: dd.PhaseConnect,
-	OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage, OpRemoveImage: dd.PhaseImage,
+	OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage, OpRemoveImage: dd.PhaseImage, OpListImages: dd.PhaseObserve,
 	OpEnsureNetwork: dd.PhaseNetwork, OpObserveNetwork: dd.PhaseObserve, OpRemoveNetwork: dd.PhaseRemove,
 	OpListNetworks: dd.PhaseObserve, OpEnsureVolume: dd.PhaseVolume, OpObserveVolume: dd.PhaseObserve,
 	OpRemoveVolume: dd.PhaseRemove, OpListVolumes: dd.PhaseObserve, OpEnsureContainer: dd.PhaseCreate,

@@ -3,6 +3,7 @@ package fake
 import (
 	"cmp"
 	"context"
+	"sort"
 	"strings"
 	"time"
 
@@ -11,9 +12,9 @@ import (
 
 // RegistryImage is an image that a pull through the fake can fetch.
 type RegistryImage struct {
-	Info   dd.ImageInfo     // what the node holds once it is pulled
-	Digest string           // the digest the pull reports; "" reports the reference's own pin, if any
-	Delay  time.Duration    // how long the pull takes, in four progress steps; ctx ending first cuts it short
+	Info   dd.ImageInfo  // what the node holds once it is pulled
+	Digest string        // the digest the pull reports; "" reports the reference's own pin, if any
+	Delay  time.Duration // how long the pull takes, in four progress steps; ctx ending first cuts it short
 	// Packed is the compressed size of its layers, all announced with the first progress step; 0: 4 MiB.
 	Packed int64
 	Auth   *dd.RegistryAuth // the credentials the registry insists on; nil lets anyone pull
@@ -83,6 +84,46 @@ func (f *Driver) RemoveImage(ctx context.Context, ref string) error {
 		return struct{}{}, nil
 	})
 	return err
+}
+
+// ListImages reports the images added or pulled that carry every label of match, one per image ID with all
+// its names, in use when a container of this fake names one of them.
+func (f *Driver) ListImages(ctx context.Context, match map[string]string) ([]dd.ImageSummary, error) {
+	return call(f, ctx, OpListImages, "", func() ([]dd.ImageSummary, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		byID := map[string]*dd.ImageSummary{}
+		for ref, info := range f.images {
+			if !hasLabels(info.Labels, match) {
+				continue
+			}
+			img := byID[info.ID]
+			if img == nil {
+				img = &dd.ImageSummary{ID: info.ID, Size: info.Size}
+				byID[info.ID] = img
+			}
+			img.Refs = append(img.Refs, ref)
+			for _, c := range f.containers {
+				img.InUse = img.InUse || c.spec.Image == ref
+			}
+		}
+		out := make([]dd.ImageSummary, 0, len(byID))
+		for _, img := range byID {
+			sort.Strings(img.Refs)
+			out = append(out, *img)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+		return out, nil
+	})
+}
+
+func hasLabels(labels, match map[string]string) bool {
+	for k, v := range match {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // takes tells whether the registry lets auth (nil: none) pull a private image. Like Docker's, it asks

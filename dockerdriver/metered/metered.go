@@ -95,6 +95,12 @@ func (d *instrumented) RemoveImage(ctx context.Context, ref string) error {
 	})
 }
 
+func (d *instrumented) ListImages(ctx context.Context, match map[string]string) ([]dd.ImageSummary, error) {
+	return measure(d, ctx, "ListImages", dd.PhaseObserve, 0, func(ctx context.Context) ([]dd.ImageSummary, error) {
+		return d.next.ListImages(ctx, match)
+	})
+}
+
 func (d *instrumented) PullImage(ctx context.Context, ref string, auth *dd.RegistryAuth, progress func(dd.PullProgress)) (dd.PullResult, error) {
 	unbounded := &instrumented{next: d.next} // bounded by the pulls' waiters instead (see ImagePuller)
 	return measure(unbounded, ctx, "PullImage", dd.PhaseImage, 0, func(ctx context.Context) (dd.PullResult, error) {

@@ -47,6 +47,7 @@ import (
 	"github.com/dockside-dev/dockside/internal/egress"
 	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/hostfirewall"
+	"github.com/dockside-dev/dockside/internal/imagegc"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
 	"github.com/dockside-dev/dockside/internal/nodewatch"
 )
@@ -89,7 +90,11 @@ type Options struct {
 	// layers announced pass it, and an image pulled larger is removed again); 0, the zero value, sets no cap
 	// (the command's flag defaults to DefaultMaxImageBytes). docs/images.md, "How large an image may be".
 	MaxImageBytes int64
-	HolderImage   string // default dockside.dev/holder:local
+	// ImageGC removes images no container uses when the file system of Docker's data root fills (docs/images.md,
+	// "Garbage collection of images"); its zero value collects nothing (the command's flags default to kubelet's
+	// thresholds).
+	ImageGC     ImageGCOptions
+	HolderImage string // default dockside.dev/holder:local
 
 	// AllocatableMemory is the most bytes of memory the Sandboxes of the node hold in all (their memory limits
 	// and workspaces; internal/controller/sandbox/footprint.go); 0 means the host's memory less a reserve of a tenth
@@ -209,6 +214,15 @@ type Options struct {
 	Dataplane DataplaneOptions
 }
 
+// ImageGCOptions set the node's image garbage collection. HighPercent 0 (or 100) turns it off.
+type ImageGCOptions struct {
+	HighPercent int           // collect when the file system is fuller than this...
+	LowPercent  int           // ...down to this
+	MinAge      time.Duration // never an image used, or first seen, less long ago
+	Filesystem  string        // a path on the file system of Docker's data root, as the agent sees it
+	Period      time.Duration // default imagegc.DefaultPeriod
+}
+
 // dnsSubdomain is the rule for node names (as spec.nodeName's validation has it).
 var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
@@ -262,6 +276,11 @@ func (o *Options) defaults() error {
 	if o.MaxImageBytes < 0 {
 		return fmt.Errorf("the most bytes one image may take must be positive, or 0 for no cap, not %d", o.MaxImageBytes)
 	}
+	if gc := o.ImageGC; gc.HighPercent != 0 && (gc.LowPercent <= 0 || gc.LowPercent >= gc.HighPercent || gc.HighPercent > 100 || gc.MinAge < 0 || gc.Filesystem == "") {
+		return fmt.Errorf("image garbage collection needs 0 < low threshold (%d%%) < high threshold (%d%%) <= 100, a minimum age of 0 or more (%s) and a file system path (%q)",
+			gc.LowPercent, gc.HighPercent, gc.MinAge, gc.Filesystem)
+	}
+	setDefault(&o.ImageGC.Period, imagegc.DefaultPeriod)
 	if o.CheckpointStoreBytes < 0 {
 		return fmt.Errorf("the checkpoint store's limit must be a positive number of bytes, not %d", o.CheckpointStoreBytes)
 	}
@@ -457,6 +476,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	for _, rc := range reconcilers {
 		if err := rc.SetupWithManager(ctx, mgr, rc.opts); err != nil {
 			return nil, err
+		}
+	}
+	if gc := opts.ImageGC; gc.HighPercent > 0 && gc.HighPercent < 100 {
+		if err := mgr.Add(&imagegc.Collector{
+			Driver: driver, Disk: imagegc.Statfs(gc.Filesystem), Log: log.WithName("imagegc"),
+			Options: imagegc.Options{HighPercent: gc.HighPercent, LowPercent: gc.LowPercent, MinAge: gc.MinAge, Period: gc.Period, Keep: []string{opts.HolderImage}},
+		}); err != nil {
+			return nil, fmt.Errorf("adding the image garbage collector: %w", err)
 		}
 	}
 	if err := addDataplane(mgr, opts, driver, freezes, idle, log); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/imagegc"
 )
 
 // bulk is a tar archive of one file of size bytes that do not compress away.
@@ -55,5 +56,39 @@ var _ = Describe("Images", func() {
 		Expect(driver.InspectImage(ctx, ref)).To(HaveField("Exists", BeFalse()))
 		Expect(driver.RemoveImage(ctx, ref)).To(Succeed())
 		Expect(driver.InspectImage(ctx, testImage)).To(HaveField("Exists", BeTrue()), "the image it was made from stays")
+	})
+
+	It("are collected when the disk is full: never one a container was made from, nor one kept", func(ctx SpecContext) {
+		// Images of this spec's own, found by their label: collection never looks at the daemon's others.
+		label := "LABEL dev.dockside.test.gc=" + node
+		unused := localImage(ctx, "itest-gc-unused", bulk("bulk", 1<<20), label)
+		used := localImage(ctx, "itest-gc-used", bulk("bulk", 1<<20), label)
+		kept := localImage(ctx, "itest-gc-kept", bulk("kept", 1<<20), label)
+		made, err := docker.ContainerCreate(ctx, &container.Config{Image: used, Labels: map[string]string{dsv1alpha1.LabelManaged: "true", dsv1alpha1.LabelNode: node}},
+			&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) { _ = docker.ContainerRemove(ctx, made.ID, container.RemoveOptions{Force: true}) })
+
+		match := map[string]string{"dev.dockside.test.gc": node}
+		listed, err := driver.ListImages(ctx, match)
+		Expect(err).NotTo(HaveOccurred())
+		inUse := map[string]bool{}
+		for _, img := range listed {
+			Expect(img.Refs).To(HaveLen(1))
+			Expect(img.Size).To(BeNumerically(">", 1<<20))
+			inUse[img.Refs[0]] = img.InUse
+		}
+		Expect(inUse).To(Equal(map[string]bool{unused: false, used: true, kept: false}))
+
+		full := func() (uint64, uint64, error) { return 100 << 30, 5 << 30, nil } // 95% in use, whatever is removed
+		gc := &imagegc.Collector{Driver: driver, Disk: full, Log: GinkgoLogr,
+			Options: imagegc.Options{HighPercent: 85, LowPercent: 80, Keep: []string{kept}, Match: match}}
+		removed, err := gc.Collect(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(removed).To(Equal([]string{unused}))
+		Expect(driver.InspectImage(ctx, unused)).To(HaveField("Exists", BeFalse()))
+		Expect(driver.InspectImage(ctx, used)).To(HaveField("Exists", BeTrue()))
+		Expect(driver.InspectImage(ctx, kept)).To(HaveField("Exists", BeTrue()))
+		Expect(driver.InspectImage(ctx, testImage)).To(HaveField("Exists", BeTrue()), "outside the label: never looked at")
 	})
 })
