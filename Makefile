@@ -84,7 +84,7 @@ test-e2e: check-docker controlplane images build ## The real agent binary, real 
 # (the tests, the DaemonSet, the systemd unit) it keeps JSON, which the end-to-end tests parse. Its metrics are
 # plain HTTP on loopback, http://127.0.0.1:8080/metrics, for curl or a local Prometheus without credentials.
 run: check-docker controlplane images build ## Local control plane + the agent on this machine's Docker; Ctrl-C stops all.
-	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -dataplane-port $(DATAPLANE_PORT) -cert-dir .local/pki -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints --zap-encoder=console --metrics-bind-address=127.0.0.1:8080 --metrics-secure=false --dataplane-bind-address=127.0.0.1:$(DATAPLANE_PORT) --dataplane-cert-dir=.local/pki/dataplane $(AGENT_FLAGS)
+	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -dataplane-port $(DATAPLANE_PORT) -cert-dir .local/pki -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints --zap-encoder=console --metrics-bind-address=127.0.0.1:8080 --metrics-secure=false --dataplane-bind-address=127.0.0.1:$(DATAPLANE_PORT) --dataplane-cert-dir=.local/pki/dataplane --image-gc-high-threshold=100 $(AGENT_FLAGS)
 
 stop: ## Stop what `make run` started, from another terminal.
 	@go run ./cmd/dockside-dev stop -pid-file .local/run.pids

@@ -45,6 +45,7 @@ const (
 func realAgent(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd {
 	return exec.Command(filepath.Join(agentproc.BinDir(), "dockside-agent"),
 		"--node-name="+node, "--kubeconfig="+kubeconfig, "--capacity="+strconv.Itoa(capacity), "--allocatable-memory=1Ti",
+		"--image-gc-high-threshold=100", // the images are built here and never pulled back (docs/images.md)
 		"--pids-overcommit=1000", "--cpu-overcommit=1000",
 		"--metrics-bind-address="+metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=0")
 }

@@ -32,6 +32,9 @@ func startAgent(node, kubeconfig, logPath string, extra ...string) (*agentProces
 		// Likewise their CPU limits: the density spec's 60 primaries and 12 services ask more than the 64 CPUs
 		// the default overcommit makes of 2 (room by pids and CPU is tested in the integration tier).
 		"--cpu-overcommit=1000",
+		// This machine's images are built here and never pulled back: image garbage collection must not take
+		// them, nor other suites' (it is tested on images of a test's own, test/integration/dockerdriver).
+		"--image-gc-high-threshold=100",
 		"--checkpoint-dir="+checkpoints,
 		"--kubeconfig="+kubeconfig,
 		"--metrics-bind-address=0",

@@ -36,7 +36,7 @@ var _ = Describe("make run's process (dockside-dev)", func() {
 			"-data-dir", filepath.Join(dir, "etcd"), "-kubeconfig", kubeconfig,
 			"-pid-file", filepath.Join(dir, "run.pids"), "-crds", filepath.Join("..", "..", "config", "crd", "bases"),
 			"--", filepath.Join(agentproc.BinDir(), "dockside-agent"), "--node-name="+node+"-dev", "--kubeconfig="+kubeconfig,
-			"--checkpoint-dir="+filepath.Join(dir, "checkpoints"))
+			"--checkpoint-dir="+filepath.Join(dir, "checkpoints"), "--image-gc-high-threshold=100") // as make run
 		var out strings.Builder
 		run.Stdout, run.Stderr = &out, &out
 		Expect(run.Start()).To(Succeed())
