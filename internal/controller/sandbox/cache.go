@@ -17,8 +17,9 @@ import (
 // It keeps what binding, room accounting and the pool and claim controllers read, all of it small and bounded
 // by validation: name, UID, resourceVersion, generation, creation and deletion times, finalizers, the
 // controller ownerReference, the dockside.dev/ labels (pool, claim and template hash, which their lists select
-// on), and of the spec everything but the program and its environment: command, args, env, commandEnv,
-// workingDir and network.allow are dropped, and with them annotations, other labels and managed fields. The
+// on), and of the spec everything but the program and its environment: command (but that there is one),
+// args, env, commandEnv, workingDir and network.allow are dropped, and with them annotations, other labels and
+// managed fields. The
 // status is kept whole: agents write it, within its validation. Binding writes only spec.nodeName and a
 // finalizer, and the status pass only status, each as a merge patch against this copy, so what it lacks is
 // never written back; once bound, the node's cache holds the Sandbox whole.
@@ -28,6 +29,9 @@ func UnboundCacheTransform(obj any) (any, error) {
 	}
 	return obj, nil
 }
+
+// runMarker stands for the command of an unbound run in the cache: nothing there runs it.
+const runMarker = "(the command is read once the Sandbox is bound)"
 
 // docksideLabels is the prefix of the labels the agents set and select on (api/v1alpha1/pool_conditions.go).
 const docksideLabels = "dockside.dev/"
@@ -55,7 +59,11 @@ func trimmedUnbound(sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
 	if owner := metav1.GetControllerOf(sbx); owner != nil {
 		out.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
-	out.Spec.Command, out.Spec.Args, out.Spec.Env, out.Spec.CommandEnv = nil, nil, nil, nil
+	if len(out.Spec.Command) > 0 {
+		// A run stays a run (scope.isRun): what a run holds differs from a session's (runVolumeFootprint).
+		out.Spec.Command = []string{runMarker}
+	}
+	out.Spec.Args, out.Spec.Env, out.Spec.CommandEnv = nil, nil, nil
 	out.Spec.WorkingDir, out.Spec.Network.Allow = "", nil
 	return out
 }
