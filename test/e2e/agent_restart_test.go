@@ -178,6 +178,7 @@ func expectedObjects(uids map[string]string) map[string]int {
 		want["container "+uid+" "+dsv1alpha1.RoleHolder] = 1
 		want["container "+uid+" "+dsv1alpha1.RolePrimary] = 1
 		want["volume "+uid+" "+dsv1alpha1.RoleWorkspace] = 1
+		want["volume "+uid+" "+dsv1alpha1.RoleRun] = 1 // every one is a session, whose primary has a run volume
 		if strings.HasPrefix(name, "pair-") {
 			want["container "+uid+" "+dsv1alpha1.RoleService+"/web"] = 1
 			want["network "+uid+" "+dsv1alpha1.RoleNetwork] = 1
