@@ -92,9 +92,9 @@ func splitShortFlags(args []string) []string {
 // execURL is the exec subresource of the Sandbox, with the query kubectl exec sends for pods.
 // Without a terminal it names the exec (process=ID) so that Ctrl-C can be sent on to it as a signal.
 func execURL(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty bool, process string) (*url.URL, error) {
-	base, _, err := rest.DefaultServerUrlFor(cfg)
+	u, err := subresourceURL(cfg, ns, sandbox, "exec")
 	if err != nil {
-		return nil, fmt.Errorf("the API server's address: %w", err)
+		return nil, err
 	}
 	q := url.Values{"command": command, "stdout": {"true"}}
 	q.Set("stdin", fmt.Sprint(stdin))
@@ -103,7 +103,6 @@ func execURL(cfg *rest.Config, ns, sandbox string, command []string, stdin, tty 
 	if process != "" {
 		q.Set("process", process)
 	}
-	u := base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", sandbox, "exec")
 	u.RawQuery = q.Encode()
 	return u, nil
 }

@@ -25,20 +25,11 @@ type filesClient struct {
 }
 
 func newFilesClient(cfg *rest.Config, ns, sandbox string) (*filesClient, error) {
-	base, _, err := rest.DefaultServerUrlFor(cfg)
+	hc, base, err := subresourceClient(cfg, ns, sandbox, "files")
 	if err != nil {
-		return nil, fmt.Errorf("reading the API server's address: %w", err)
+		return nil, err
 	}
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("making the API client: %w", err)
-	}
-	return &filesClient{
-		cfg:     cfg,
-		http:    hc,
-		base:    base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", sandbox, "files"),
-		sandbox: sandbox,
-	}, nil
+	return &filesClient{cfg: cfg, http: hc, base: base, sandbox: sandbox}, nil
 }
 
 // remoteInfo is what the files subresource reports of a path (files.FileInfo).

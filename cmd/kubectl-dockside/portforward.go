@@ -78,11 +78,10 @@ func portForward(ctx context.Context, k *kubeFlags, sandbox, service, address st
 	if err != nil {
 		return err
 	}
-	base, _, err := rest.DefaultServerUrlFor(cfg)
+	u, err := subresourceURL(cfg, ns, sandbox, "portforward")
 	if err != nil {
-		return fmt.Errorf("the API server's address: %w", err)
+		return err
 	}
-	u := base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", sandbox, "portforward")
 	if service != "" {
 		u.RawQuery = url.Values{"service": {service}}.Encode()
 	}

@@ -23,16 +23,11 @@ type processesClient struct {
 }
 
 func newProcessesClient(cfg *rest.Config, ns, sandbox string) (*processesClient, error) {
-	base, _, err := rest.DefaultServerUrlFor(cfg)
+	hc, base, err := subresourceClient(cfg, ns, sandbox, "processes")
 	if err != nil {
-		return nil, fmt.Errorf("reading the API server's address: %w", err)
+		return nil, err
 	}
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("making the API client: %w", err)
-	}
-	return &processesClient{http: hc, sandbox: sandbox,
-		base: base.JoinPath("apis/subresources.dockside.dev/v1alpha1/namespaces", ns, "sandboxes", sandbox, "processes")}, nil
+	return &processesClient{http: hc, sandbox: sandbox, base: base}, nil
 }
 
 // remoteProcess is what the processes subresource reports of one process (dataplane.Process).
