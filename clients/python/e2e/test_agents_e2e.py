@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 import threading
+import time
 import unittest
 
 from dockside import AsyncSandbox, CodeTimeout, DocksideError, DocksideSandbox, Sandbox, SandboxFailed
@@ -86,7 +87,13 @@ class TerminalAndCancelTest(unittest.TestCase):
         with session() as sbx:
             out = []
             term = sbx.pty("sh", cols=100, rows=30, on_data=out.append)
-            term.send_input("stty size; echo $TERM $((6 * 7))\n")
+            # Docker before API 1.42 sets an exec's terminal size only after the exec started, so a command
+            # typed at once may run at 0x0: ask until the size has come.
+            def sized():
+                term.send_input("stty size; echo $TERM $((6 * 7))\n")
+                time.sleep(0.5)
+                return b"30 100" in b"".join(out)
+            wait_until(sized)
             wait_until(lambda: b"xterm-256color 42" in b"".join(out))
             term.resize(120, 40)
             term.send_input("stty size; exit 5\n")
