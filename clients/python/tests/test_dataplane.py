@@ -2,6 +2,7 @@ import asyncio
 import io
 import json
 import os
+import threading
 import time
 import unittest
 from unittest import mock
@@ -201,7 +202,7 @@ class FilesTransferWireTest(unittest.TestCase):
         conn.sock.sendall(ABNF(1, 0, 0, 0, ABNF.OPCODE_TEXT, 0, json.dumps(obj).encode()).format())
 
     def test_a_large_write_goes_in_binary_messages_ended_by_end(self):
-        got = []
+        got, keys = [], set()
 
         def agent(conn):
             while True:
@@ -209,15 +210,20 @@ class FilesTransferWireTest(unittest.TestCase):
                 if opcode != ABNF.OPCODE_BINARY:
                     got.append(payload)
                     break
-                got.append(len(payload))
-            self.answer(conn, {"name": "big", "size": 3 << 20, "mode": "0644", "type": "file"})
+                got.append(payload)
+                keys.add(conn.key)
+            self.answer(conn, {"name": "big", "size": len(body), "mode": "0644", "type": "file"})
 
+        body = os.urandom((3 << 20) + 5)  # a last message whose length is not a multiple of the mask's
         server = ExecServer(agent)
-        info = self.sandbox(server).files.write("/workspace/big", os.urandom(3 << 20))
-        self.assertEqual((info.path, info.size), ("/workspace/big", 3 << 20))
-        self.assertEqual(got, [1 << 20, 1 << 20, 1 << 20, b"end"])
+        info = self.sandbox(server).files.write("/workspace/big", body)
+        self.assertEqual((info.path, info.size), ("/workspace/big", len(body)))
+        self.assertEqual([len(p) for p in got[:-1]], [1 << 20, 1 << 20, 1 << 20, 5])
+        self.assertEqual(b"".join(got[:-1]), body, "unmasked, the messages are the body")
+        self.assertEqual(got[-1], b"end")
+        self.assertEqual(len(keys), 4, "each message has its own masking key")
         method, target, headers = server.requests[0]
-        self.assertEqual((method, target), ("GET", BASE + "/files?path=%2Fworkspace%2Fbig&length=3145728&method=PUT"))
+        self.assertEqual((method, target), ("GET", BASE + "/files?path=%2Fworkspace%2Fbig&length=3145733&method=PUT"))
         self.assertEqual(headers["sec-websocket-protocol"], "v1.files.dockside.dev")
 
     def test_a_read_is_whole_only_with_the_agents_success(self):
@@ -242,6 +248,19 @@ class FilesTransferWireTest(unittest.TestCase):
             with self.assertRaisesRegex(ApiError, r"Stalled: no byte moved for 0.5s: the files call was given up"):
                 self.sandbox(server).files.read("/workspace/f", format="bytes")
         self.assertLess(time.monotonic() - started, 10)
+        self.assertTrue(server.done.wait(10), "the connection ended")
+
+    def test_an_upload_the_agent_stops_reading_fails_clearly(self):
+        release = threading.Event()
+        server = ExecServer(lambda conn: release.wait(30))  # reads nothing: the kernel's buffers fill up
+        started = time.monotonic()
+        try:
+            with mock.patch("dockside.files.TIMEOUT", 0.5):
+                with self.assertRaisesRegex(ApiError, r"Stalled: no byte moved for 0.5s: the files call was given up"):
+                    self.sandbox(server).files.write("/workspace/big", bytes(64 << 20))
+        finally:
+            release.set()
+        self.assertLess(time.monotonic() - started, 20)
         self.assertTrue(server.done.wait(10), "the connection ended")
 
     def test_an_interrupted_upload_shuts_its_connection_at_once(self):

@@ -18,6 +18,7 @@ class Conn:
 
     def __init__(self, sock):
         self.sock = sock
+        self.key = None  # the masking key of the frame recv() read last
 
     def send(self, channel, data):
         self.sock.sendall(ABNF(1, 0, 0, 0, ABNF.OPCODE_BINARY, 0, bytes([channel]) + data).format())
@@ -39,9 +40,9 @@ class Conn:
             length = struct.unpack("!H", self._read(2))[0]
         elif length == 127:
             length = struct.unpack("!Q", self._read(8))[0]
-        key = self._read(4)
+        key = self.key = self._read(4)
         data = self._read(length) or b""
-        return opcode, bytes(b ^ key[i % 4] for i, b in enumerate(data))
+        return opcode, ABNF.mask(key, data)  # websocket-client's own unmasking, not the client's
 
     def _read(self, n):
         buf = b""
