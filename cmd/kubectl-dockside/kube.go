@@ -31,7 +31,8 @@ func (k *kubeFlags) add(fs *flag.FlagSet) {
 
 // config reads the kubeconfig as kubectl does, and says which namespace to use. Every request the config
 // makes carries one W3C traceparent, TRACEPARENT's or a new trace's, so that the agent's spans of this
-// command's data-plane calls are children of it (docs/tracing.md).
+// command's data-plane calls are children of it (docs/tracing.md); a data plane call the API server's aggregator
+// answers unavailable is sent again (retryingUnavailable).
 func (k *kubeFlags) config() (*rest.Config, string, error) {
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: k.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
@@ -46,6 +47,7 @@ func (k *kubeFlags) config() (*rest.Config, string, error) {
 	}
 	parent := tracing.CallerParent(os.Getenv)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return tracing.Propagating(rt, parent) })
+	cfg.Wrap(retryingUnavailable)
 	return cfg, ns, nil
 }
 

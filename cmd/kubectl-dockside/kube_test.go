@@ -20,18 +20,8 @@ func TestRequestsCarryOneTraceparent(t *testing.T) {
 		got = append(got, r.Header.Get("traceparent"))
 	}))
 	defer srv.Close()
-	kubeconfig := filepath.Join(t.TempDir(), "config")
-	g.Expect(os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "`+srv.URL+`"}}]
-users: [{name: u, user: {}}]
-contexts: [{name: c, context: {cluster: c, user: u, namespace: team}}]
-current-context: c
-`), 0o600)).To(Succeed())
 	send := func() {
-		k := &kubeFlags{kubeconfig: kubeconfig}
-		cfg, _, err := k.config()
-		g.Expect(err).NotTo(HaveOccurred())
+		cfg := testConfig(t, srv.URL)
 		hc, err := rest.HTTPClientFor(cfg)
 		g.Expect(err).NotTo(HaveOccurred())
 		for range 2 {
@@ -52,4 +42,25 @@ current-context: c
 	got = nil
 	send()
 	g.Expect(got).To(Equal([]string{given, given}))
+}
+
+// testConfig is the rest.Config the plugin makes (kubeFlags.config) of a kubeconfig naming server, namespace
+// team.
+func testConfig(t *testing.T, server string) *rest.Config {
+	t.Helper()
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "`+server+`"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: c, context: {cluster: c, user: u, namespace: team}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := (&kubeFlags{kubeconfig: kubeconfig}).config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

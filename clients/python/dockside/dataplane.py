@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import struct
+import time
 from urllib.parse import quote, urlencode
 
 from kubernetes.stream import ws_client
@@ -27,6 +28,12 @@ EXEC_PROTOCOL = "v5.channel.k8s.io"
 # (text) is its outcome, a FileInfo or a Status (docs/design/dataplane-files.md).
 FILES_PROTOCOL = "v1.files.dockside.dev"
 END_OF_BODY = "end"
+# kube-apiserver's aggregator answers a data plane call 503 with this body (text/plain) itself, without
+# forwarding it, while a discovery check of the APIService went unanswered (docs/status.md). Nothing reached an
+# agent then, so the call is sent again, whatever it does, after each of these waits (7.5 s in all); then the
+# answer stands. Any other 503 (the agent's own, a Status) is not: that call may have run a command.
+AGGREGATOR_UNAVAILABLE = b"service unavailable\n"
+UNAVAILABLE_WAITS = (0.5, 1, 2, 4)
 # Bytes masked and sent at a time within one binary message: a larger piece makes Python allocate (and the
 # kernel fault in) fresh memory for each of its copies, which costs more than the masking itself.
 MASK_PIECE = 64 << 10
@@ -34,6 +41,20 @@ MASK_PIECE = 64 << 10
 
 def path(namespace, name, subresource):
     return f"/apis/{GROUP}/{VERSION}/namespaces/{quote(namespace)}/sandboxes/{quote(name)}/{subresource}"
+
+
+def aggregator_unavailable(code, headers):
+    """Whether an answer's status and headers are the aggregator's own 503: http.Error's text/plain of exactly
+    AGGREGATOR_UNAVAILABLE, where the agent answers a JSON Status."""
+    headers = {k.lower(): v for k, v in headers.items()}
+    return code == 503 and headers.get("content-type", "").startswith("text/plain") and \
+        headers.get("content-length") == str(len(AGGREGATOR_UNAVAILABLE))
+
+
+def unavailable_error(tries, waited):
+    return ApiError("ServiceUnavailable", f'the API server\'s aggregator answered "service unavailable" {tries} times '
+                    f"over {waited:g}s: it holds the data plane's APIService v1alpha1.subresources.dockside.dev "
+                    "unavailable (kubectl get apiservice v1alpha1.subresources.dockside.dev says why)", status=503)
 
 
 def status_error(code, body, fallback):
@@ -67,9 +88,8 @@ class Wire:
         query = [("command", list(argv)), ("stdin", "true" if stdin else "false"), ("stdout", "true"),
                  ("stderr", "false" if tty else "true"), ("tty", "true" if tty else "false")]
         url = ws_client.get_websocket_url(self._client.configuration.host + path(namespace, name, "exec"), query)
-        headers = dict(self._headers(), **{"sec-websocket-protocol": EXEC_PROTOCOL})
         try:
-            return ws_client.create_websocket(self._client.configuration, url, headers)
+            return self._upgrade(url, EXEC_PROTOCOL)
         except WebSocketBadStatusException as exc:
             # The handshake's answer carries no body in websocket-client; the same GET without the upgrade
             # is refused by the same check, and its Status says why in the server's words.
@@ -83,9 +103,8 @@ class Wire:
         query. A refusal raises ApiError in the server's words."""
         query = list(params) + ([("method", method)] if method != "GET" else [])
         url = ws_client.get_websocket_url(self._client.configuration.host + path(namespace, name, "files"), query)
-        headers = dict(self._headers(), **{"sec-websocket-protocol": FILES_PROTOCOL})
         try:
-            ws = ws_client.create_websocket(self._client.configuration, url, headers)
+            ws = self._upgrade(url, FILES_PROTOCOL)
             ws.settimeout(timeout)
             return Transfer(ws, timeout)
         except WebSocketBadStatusException as exc:
@@ -94,6 +113,21 @@ class Wire:
             raise self._refusal(namespace, name, query, exc.status_code, "files") from None
         except (WebSocketException, OSError) as exc:
             raise ApiError("ApiUnreachable", f"the files call could not be opened: {exc}") from None
+
+    def _upgrade(self, url, protocol):
+        """A WebSocket connected to url with protocol, sent again while the aggregator answers unavailable
+        (websocket-client reads no body of a refused handshake: its headers tell)."""
+        for wait in UNAVAILABLE_WAITS + (None,):
+            headers = dict(self._headers(), **{"sec-websocket-protocol": protocol})
+            try:
+                return ws_client.create_websocket(self._client.configuration, url, headers)
+            except WebSocketBadStatusException as exc:
+                if not aggregator_unavailable(exc.status_code, exc.resp_headers or {}):
+                    raise
+                if wait is None:
+                    raise unavailable_error(len(UNAVAILABLE_WAITS) + 1, sum(UNAVAILABLE_WAITS)) from None
+            time.sleep(wait)
+        raise AssertionError("unreachable: the last try returns or raises")
 
     def _refusal(self, namespace, name, query, code, subresource="exec"):
         pairs = [(k, a) for k, v in query for a in (v if isinstance(v, list) else [v])]
@@ -112,12 +146,24 @@ class Wire:
         is read; give its Content-Length in headers). With check, a status of 400 or more raises ApiError with
         the server's reason and message."""
         url = self._client.configuration.host + path(namespace, name, subresource) + "?" + urlencode(params)
-        try:
-            resp = self._client.rest_client.pool_manager.urlopen(
-                method, url, body=body, headers=dict(self._headers(), **(headers or {})),
-                preload_content=False, **({"timeout": timeout} if timeout else {}))
-        except HTTPError as exc:
-            raise ApiError("ApiUnreachable", f"the API server could not be reached: {exc}") from None
+        # A body of bytes can be sent again; a file object's was read by the first try.
+        waits = UNAVAILABLE_WAITS if body is None or isinstance(body, (bytes, bytearray)) else ()
+        for wait in waits + (None,):
+            try:
+                resp = self._client.rest_client.pool_manager.urlopen(
+                    method, url, body=body, headers=dict(self._headers(), **(headers or {})),
+                    preload_content=False, **({"timeout": timeout} if timeout else {}))
+            except HTTPError as exc:
+                raise ApiError("ApiUnreachable", f"the API server could not be reached: {exc}") from None
+            if wait is None or not aggregator_unavailable(resp.status, resp.headers):
+                break
+            resp.read()
+            resp.release_conn()
+            time.sleep(wait)
+        if waits and aggregator_unavailable(resp.status, resp.headers):
+            resp.read()
+            resp.release_conn()
+            raise unavailable_error(len(waits) + 1, sum(waits))
         if check and resp.status >= 400:
             data = resp.read()
             resp.release_conn()

@@ -236,6 +236,7 @@ class Response(io.BytesIO):
     def __init__(self, status, body=b""):
         super().__init__(body if isinstance(body, bytes) else json.dumps(body).encode())
         self.status = status
+        self.headers = {"Content-Type": "application/json"}
         self.released = False
 
     def stream(self, amt):

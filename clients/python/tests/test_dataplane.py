@@ -2,6 +2,7 @@ import asyncio
 import io
 import json
 import os
+import tempfile
 import threading
 import time
 import unittest
@@ -188,6 +189,60 @@ class RealSocketTest(unittest.TestCase):
             self.sandbox(server).commands.run("true")
         self.assertEqual([m for m, _, _ in server.requests], ["GET", "GET"])
         self.assertEqual(server.requests[1][2].get("upgrade"), None)  # the second one asks for the Status only
+
+
+class AggregatorUnavailableTest(unittest.TestCase):
+    """A call the API server's aggregator answered 503 "service unavailable" (nothing reached the agent) is
+    sent again, a few times; the agent's own 503 is not."""
+
+    sandbox = RealSocketTest.sandbox
+
+    def setUp(self):
+        patcher = mock.patch("dockside.dataplane.UNAVAILABLE_WAITS", (0.01, 0.01, 0.01, 0.01))
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_exec_files_and_a_plain_call_are_sent_again_until_they_pass(self):
+        server = ExecServer(lambda conn: conn.exit(0), unavailable=2)
+        self.assertEqual(self.sandbox(server).commands.run("true").exit_code, 0)
+        self.assertEqual([h.get("upgrade") for _, _, h in server.requests], ["websocket"] * 3)
+
+        def reader(conn):
+            FilesTransferWireTest.answer(conn, {"kind": "Status", "status": "Success"}, [b"abc"])
+
+        server = ExecServer(reader, unavailable=1)
+        self.assertEqual(self.sandbox(server).files.read("/workspace/f", format="bytes"), b"abc")
+        self.assertEqual(len(server.requests), 2)
+
+        info = {"name": "f", "size": 2, "mode": "0644", "type": "file"}
+        server = ExecServer(refusal=(201, json.dumps(info).encode()), unavailable=3)
+        self.assertEqual(self.sandbox(server).files.write("/workspace/f", b"xy").size, 2)
+        self.assertEqual([m for m, _, _ in server.requests], ["PUT"] * 4)
+
+    def test_past_its_tries_the_call_says_why_clearly(self):
+        for call in (lambda sbx: sbx.commands.run("true"), lambda sbx: sbx.files.stat("/workspace/f")):
+            server = ExecServer(unavailable=100)
+            with self.assertRaises(ApiError) as caught:
+                call(self.sandbox(server))
+            self.assertEqual(caught.exception.reason, "ServiceUnavailable")
+            self.assertIn('aggregator answered "service unavailable" 5 times over 0.04s', caught.exception.message)
+            self.assertEqual(len(server.requests), 5)
+
+    def test_the_agents_own_503_is_not_sent_again(self):
+        body = json.dumps(status_body(503, "ServiceUnavailable", "the node's Docker daemon is not reachable")).encode()
+        server = ExecServer(refusal=(503, body))
+        with self.assertRaisesRegex(ApiError, "ServiceUnavailable: the node's Docker daemon is not reachable"):
+            self.sandbox(server).commands.run("true")
+        self.assertEqual([h.get("upgrade") for _, _, h in server.requests], ["websocket", None])  # then the Status
+
+    def test_a_plain_calls_file_body_is_not_sent_again(self):
+        server = ExecServer(unavailable=100)
+        with tempfile.TemporaryFile() as f:
+            f.write(b"xy")
+            f.seek(0)
+            with self.assertRaisesRegex(ApiError, "HTTP 503: service unavailable"):
+                self.sandbox(server).files.write("/workspace/f", f)  # read as it was sent
+        self.assertEqual([m for m, _, _ in server.requests], ["PUT"])
 
 
 class FilesTransferWireTest(unittest.TestCase):

@@ -58,11 +58,13 @@ class Conn:
 
 
 class ExecServer:
-    """Accepts connections on 127.0.0.1; requests[i] is the i-th request's (method, target, headers). A
-    refusal (status, body) answers every request with it instead of upgrading; else script(conn) runs."""
+    """Accepts connections on 127.0.0.1; requests[i] is the i-th request's (method, target, headers). The
+    first `unavailable` requests get kube-apiserver's aggregator's 503 (http.Error's "service unavailable").
+    A refusal (status, body) answers every other request with it instead of upgrading; else script(conn)
+    runs."""
 
-    def __init__(self, script=None, refusal=None):
-        self.script, self.refusal = script, refusal
+    def __init__(self, script=None, refusal=None, unavailable=0):
+        self.script, self.refusal, self.unavailable = script, refusal, unavailable
         self.requests = []
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.url = "http://127.0.0.1:%d" % self.listener.getsockname()[1]
@@ -95,6 +97,11 @@ class ExecServer:
         method, target, _ = lines[0].split(" ", 2)
         headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
         self.requests.append((method, target, headers))
+        if len(self.requests) <= self.unavailable:
+            sock.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                         b"X-Content-Type-Options: nosniff\r\nContent-Length: 20\r\nConnection: close\r\n\r\n"
+                         b"service unavailable\n")
+            return
         if self.refusal:
             code, body = self.refusal
             sock.sendall(b"HTTP/1.1 %d Refused\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
