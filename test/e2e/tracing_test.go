@@ -124,19 +124,9 @@ func awaitTrace(root trace.SpanContext, name string) spanTree {
 		return names
 	}
 	Eventually(arrivals).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).ShouldNot(BeEmpty(), "the root span %s", name)
-	// A deletion's root still arrives twice now and then: a pass after the one that released the finalizer can
-	// record it again (docs/status.md). Every other root, and every span under any root, arrives once.
-	mayRepeat := name == "sandbox.deletion"
-	once := Equal([]string{name})
-	if mayRepeat {
-		once = And(Not(BeEmpty()), HaveEach(name))
-	}
-	Consistently(arrivals).WithTimeout(5*time.Second).WithPolling(200*time.Millisecond).Should(once, "the root span %s, once", name)
+	Consistently(arrivals).WithTimeout(5*time.Second).WithPolling(200*time.Millisecond).Should(Equal([]string{name}), "the root span %s, once", name)
 	seen := map[string]int{}
 	for _, s := range traces.trace(id[:]) {
-		if mayRepeat && hex.EncodeToString(s.SpanId) == root.SpanID().String() {
-			continue
-		}
 		seen[s.Name+" "+hex.EncodeToString(s.SpanId)]++
 	}
 	for span, n := range seen {

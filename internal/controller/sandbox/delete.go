@@ -32,9 +32,13 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1.Sandbo
 	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
 	switch err := r.Patch(ctx, sbx, patch); {
-	case apierrors.IsConflict(err):
-		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil // from a stale read; confirmed again on fresh data
-	case client.IgnoreNotFound(err) != nil:
+	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+		// A stale read: the Sandbox changed since (confirmed again on fresh data), or an earlier pass let it go
+		// and the cache has not seen it gone. This pass let go of nothing, so the Sandbox as it knows it keeps
+		// the finalizer: its end records no second deletion root (docs/design/tracing.md) and no second event.
+		controllerutil.AddFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
+		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
+	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("deleting the Sandbox: %w", err)
 	}
 	r.forgetAdmission(sbx.UID)

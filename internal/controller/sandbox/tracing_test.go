@@ -1,13 +1,16 @@
 package sandbox
 
 import (
+	"context"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/dockerdriver/metered"
+	"github.com/dockside-dev/dockside/internal/testutil/recorder"
 	"github.com/dockside-dev/dockside/internal/testutil/spans"
 	"github.com/dockside-dev/dockside/internal/tracing"
 )
@@ -75,6 +78,72 @@ func TestAStartAndADeletionAreOneTraceEach(t *testing.T) {
 	}
 	g.Expect(elsewhere).To(BeEmpty(), "the passes at rest (the holder's, the one after it) are not traced")
 	g.Expect(got.Status.Phase).To(Equal(dsv1alpha1.SandboxRunning))
+}
+
+// The node's cache may show a Sandbox as it was before the API server's last change to it: a pass over such a
+// read releases nothing, so it records no deletion root (docs/design/tracing.md). Conflict: someone changed the
+// Sandbox after the read, the pass's finalizer patch is refused, and a later pass releases it. Not found: the
+// pass that released it already recorded the root, and the cache has not yet seen the Sandbox go (a Docker
+// event of the removals brings the next pass at once).
+func TestAStaleReadRecordsNoDeletionRoot(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		stale    func(h *harness, sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox // the read a pass gets, after the deletion
+		released int                                                           // fresh passes before the stale one (one lets the Sandbox go)
+	}{
+		{"conflict", func(h *harness, sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
+			stale := h.get(sbx)
+			changed := h.get(sbx)
+			changed.Annotations = map[string]string{"example.com/touched": "yes"}
+			h.noErr(h.client.Update(h.ctx, changed))
+			return stale
+		}, 0},
+		{"not found", func(h *harness, sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
+			return h.get(sbx)
+		}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			collect := spans.Collect(t)
+			sbx := newSandbox("python")
+			h := newHarness(t, sbx)
+			h.passUntil(g, sbx, 8, isReady)
+			g.Expect(h.client.Delete(h.ctx, h.get(sbx))).To(Succeed())
+			stale := tc.stale(h, sbx)
+			recorder.Drain(h.events)
+
+			fresh := h.r.Client
+			for range tc.released {
+				_, err := h.pass(sbx)
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+			h.r.Client = staleReads{Client: fresh, sbx: stale}
+			_, err := h.pass(sbx)
+			g.Expect(err).NotTo(HaveOccurred())
+			h.r.Client = fresh
+			for h.get(sbx) != nil {
+				_, err = h.pass(sbx)
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+
+			g.Expect(len(spans.Named(collect(), "sandbox.deletion"))).To(Equal(1), "one root, from the pass that released the Sandbox")
+			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventCleanedUp}))
+		})
+	}
+}
+
+// staleReads is the node's cache behind the API server: it reads the Sandbox as sbx.
+type staleReads struct {
+	client.Client
+	sbx *dsv1alpha1.Sandbox
+}
+
+func (c staleReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if s, ok := obj.(*dsv1alpha1.Sandbox); ok && key == client.ObjectKeyFromObject(c.sbx) {
+		c.sbx.DeepCopyInto(s)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
 }
 
 // parents names the parents of the spans called name.
