@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -34,5 +35,25 @@ func TestParseBytesReadsDockerSizes(t *testing.T) {
 	}
 	if _, err := parseBytes("12 parsecs"); err == nil {
 		t.Error("an unknown unit was accepted")
+	}
+}
+
+// The paired ratio is the median of on/off over the pairs; its interval holds it, narrows to it when every
+// pair agrees, and widens, within the pairs' spread, when they do not.
+func TestPairedRatioIsTheMedianWithItsInterval(t *testing.T) {
+	off := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, time.Second}
+	on := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, time.Second}
+	if m, low, high := pairedRatio(on, off); m != 1 || low != 1 || high != 1 {
+		t.Errorf("equal pairs: %v in [%v, %v], want 1 in [1, 1]", m, low, high)
+	}
+	var noisyOn, noisyOff []time.Duration
+	for i := range 40 {
+		d := time.Duration(500+100*(i%7)) * time.Millisecond // each pair's own load, the same for both of it
+		noisyOff = append(noisyOff, d)
+		noisyOn = append(noisyOn, d*time.Duration(100+i%5-1)/100) // 0.99x to 1.03x
+	}
+	m, low, high := pairedRatio(noisyOn, noisyOff)
+	if math.Abs(m-1.01) > 1e-9 || low > m || high < m || low < 0.99 || high > 1.03 || low == high {
+		t.Errorf("noisy pairs: %v in [%v, %v], want 1.01 inside an interval within [0.99, 1.03]", m, low, high)
 	}
 }
