@@ -91,6 +91,8 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	fs.StringVar(&s.opts.TopologyPool, "topology-pool", agent.DefaultTopologyPool, "IPv4 range from which the networks of Sandboxes with services get their /28 subnets (4096 in a /16); agents sharing one Docker daemon are best given disjoint ranges")
 	fs.Float64Var(&s.opts.APIQPS, "kube-api-qps", agent.DefaultAPIQPS, "requests per second the agent makes to the API server, all its clients together, so that a node coming back with hundreds of Sandboxes spreads its writes; the Lease's renewals have a limit of their own")
 	fs.IntVar(&s.opts.APIBurst, "kube-api-burst", agent.DefaultAPIBurst, "requests the agent may make at once above --kube-api-qps")
+	fs.DurationVar(&s.opts.MinBackoff, "min-retry-backoff", agent.DefaultMinBackoff, "first wait before a pass that failed (an API server or Docker that did not answer) is made again; each failure of the same object in a row doubles it")
+	fs.DurationVar(&s.opts.MaxBackoff, "max-retry-backoff", agent.DefaultMaxBackoff, "longest wait between tries of a pass that keeps failing, e.g. through an API outage")
 	fs.DurationVar(&s.opts.SweepPeriod, "sweep-period", time.Minute, "how often Docker is looked over for orphans and missed events")
 	fs.IntVar(&s.opts.EgressProxyPort, "egress-proxy-port", agent.DefaultEgressProxyPort, "port of the egress proxy served on the gateway of each Isolated bridge, the only way out of one (docs/egress.md); 0 serves none, and Isolated Sandboxes then reach nothing outside")
 	fs.Func("egress-permit", "an address range (CIDR) the egress proxy may connect to although it is private, loopback, link-local or this host's own, e.g. an internal package mirror's; repeat for more", func(v string) error {

@@ -75,6 +75,10 @@ const (
 	// was out are written back over some 3 seconds rather than at once.
 	DefaultAPIQPS   = 50
 	DefaultAPIBurst = 100
+	// DefaultMinBackoff and DefaultMaxBackoff bound the per-object backoff of a pass that failed: through an
+	// outage each object's pass is tried again at most once a minute.
+	DefaultMinBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff = time.Minute
 	// DefaultMaxImageBytes is the flag's default cap on one image: many times any toolchain image, far below
 	// the disk one image could otherwise take from every tenant of the node.
 	DefaultMaxImageBytes = 20 << 30
@@ -156,8 +160,8 @@ type Options struct {
 	SpecRetry     time.Duration // a missing image or Secret is looked for again; default 30s
 	StopGrace     time.Duration // grace of containers stopped when their topology ends; default 2s
 	DockerTimeout time.Duration // bound on each Docker call; default 1m
-	MinBackoff    time.Duration // first retry after an error; default 100ms
-	MaxBackoff    time.Duration // retries after errors back off up to this; default 1m
+	MinBackoff    time.Duration // first retry after an error; default DefaultMinBackoff
+	MaxBackoff    time.Duration // retries after errors back off up to this; default DefaultMaxBackoff
 	Workers       int           // Sandboxes converged at once; default 4
 
 	// MaxExecOutputBytes is the node-wide ceiling of an Execution's maxOutputBytes, per stream; default
@@ -268,8 +272,14 @@ func (o *Options) defaults() error {
 	setDefault(&o.SpecRetry, 30*time.Second)
 	setDefault(&o.StopGrace, 2*time.Second)
 	setDefault(&o.DockerTimeout, time.Minute)
-	setDefault(&o.MinBackoff, 100*time.Millisecond)
-	setDefault(&o.MaxBackoff, time.Minute)
+	if o.MinBackoff < 0 || o.MaxBackoff < 0 {
+		return fmt.Errorf("retry backoffs must be positive, not %s and %s", o.MinBackoff, o.MaxBackoff)
+	}
+	setDefault(&o.MinBackoff, DefaultMinBackoff)
+	setDefault(&o.MaxBackoff, DefaultMaxBackoff)
+	if o.MaxBackoff < o.MinBackoff {
+		return fmt.Errorf("the longest retry backoff (%s) must be at least the first (%s)", o.MaxBackoff, o.MinBackoff)
+	}
 	if o.MaxExecOutputBytes <= 0 || o.MaxExecOutputBytes > dsv1alpha1.MaxExecutionOutputBytes {
 		o.MaxExecOutputBytes = dsv1alpha1.MaxExecutionOutputBytes
 	}
@@ -540,7 +550,10 @@ func queued(opts Options) controller.Options {
 	return controller.Options{MaxConcurrentReconciles: opts.Workers, RateLimiter: backoff(opts)}
 }
 
-// backoff is a fresh rate limiter for one controller's queue: failures are counted per queue.
+// backoff is a fresh rate limiter for one controller's queue: failures are counted per queue. It has no
+// queue-wide bucket (controller-runtime's default adds one of 10 per second): the one token bucket of the
+// agent's clients (limited) already bounds what passes ask of the API server, and a bucket here would delay
+// passes that ask it nothing, such as a deadline enforced during an outage (docs/agent.md).
 func backoff(opts Options) workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.MinBackoff, opts.MaxBackoff)
 }
