@@ -6,6 +6,7 @@ const (
 	ReasonFilling          = "Filling"          // warm Sandboxes are being started or replaced
 	ReasonYieldingRoom     = "YieldingRoom"     // a Sandbox waits for room: the pool starts none and gives up warm ones
 	ReasonTemplateNotFound = "TemplateNotFound" // templateRef (or a claim's pool's) names no SandboxTemplate
+	ReasonLazyTemplate     = "LazyTemplate"     // the template starts its Sandboxes lazily, which a pool cannot keep warm
 )
 
 // Reasons of SandboxClaim conditions (Ready, Reconciling, Stalled).

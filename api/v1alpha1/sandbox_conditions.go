@@ -40,6 +40,18 @@ func IdlePaused(sbx *Sandbox) bool {
 	return false
 }
 
+// LazyUnstarted tells whether the Sandbox's status says it waits for its first command to be built
+// (spec.start: Lazy): Ready with reason Lazy, no container yet. Its first command asks for the start and
+// waits for it (docs/design/lazy-start.md).
+func LazyUnstarted(sbx *Sandbox) bool {
+	for _, c := range sbx.Status.Conditions {
+		if c.Type == ConditionReady {
+			return c.Status == "True" && c.Reason == ReasonLazy
+		}
+	}
+	return false
+}
+
 // Condition reasons of Sandboxes, besides those several kinds share (conditions.go).
 const (
 	// Progress.
@@ -55,6 +67,7 @@ const (
 	ReasonPausing            = "Pausing"            // freezing
 	ReasonPaused             = "Paused"             // frozen on request
 	ReasonIdle               = "Idle"               // frozen by its agent after spec.idlePauseSeconds without a command
+	ReasonLazy               = "Lazy"               // Ready with no container yet: spec.start Lazy, built at the first command
 	ReasonResuming           = "Resuming"           // thawing
 	ReasonDeleting           = "Deleting"           // Docker cleanup in progress
 

@@ -21,6 +21,7 @@ const MaxOutputTailBytes = 8192
 // +kubebuilder:validation:XValidation:rule="!has(self.args) || has(self.command)",message="args needs a command: a Sandbox with a command is a run, one without is a session that keeps the image's own entrypoint"
 // +kubebuilder:validation:XValidation:rule="!has(self.ttlSecondsAfterFinished) || has(self.command)",message="ttlSecondsAfterFinished applies only to runs, that is Sandboxes with a command"
 // +kubebuilder:validation:XValidation:rule="!has(self.idlePauseSeconds) || !has(self.command)",message="idlePauseSeconds applies only to sessions, that is Sandboxes without a command: a run ends by itself"
+// +kubebuilder:validation:XValidation:rule="!has(self.start) || self.start != 'Lazy' || !has(self.command)",message="start: Lazy applies only to sessions, that is Sandboxes without a command: a run starts to run its command"
 // +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom) && (!has(self.restoreFrom) || self.restoreFrom == oldSelf.restoreFrom)",message="restoreFrom is set when the Sandbox is created and cannot be added, changed or removed later"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || (has(self.nodeName) && self.nodeName == oldSelf.nodeName)",message="nodeName cannot be changed or removed once set; delete the Sandbox and create it again to move it"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.workspace) || !has(self.workspace.mountPath) || self.scratch.all(m, m.mountPath != self.workspace.mountPath)",message="a scratch mountPath must differ from the workspace mountPath"
@@ -161,6 +162,17 @@ type SandboxSpec struct {
 	// +optional
 	Lifecycle Lifecycle `json:"lifecycle,omitempty"`
 
+	// start says when the topology is built: Immediate (the default, also when unset) as soon as the
+	// Sandbox is bound, or Lazy at its first command (an Execution, or an exec, files, processes or
+	// port-forward call through the data plane). A lazy Sandbox is Ready before that, with reason Lazy and
+	// no container: it counts in its node's room, can be claimed and called, and the first call waits for
+	// the start (within startupDeadlineSeconds) and is then served (docs/design/lazy-start.md). Once built,
+	// the topology is a session's like any other; changing start then changes nothing, while Immediate
+	// given to a lazy Sandbox not yet started starts it. Sessions only; a SandboxWarmPool refuses a
+	// template that sets it.
+	// +optional
+	Start StartPolicy `json:"start,omitempty"`
+
 	// idlePauseSeconds freezes a session that ran no command (no Execution, and no exec, files, processes or
 	// port-forward call through the data plane) for this many seconds: its status says Paused with reason
 	// Idle, and the next such call thaws it by itself before it is served (docs/design/idle-pause.md). A
@@ -278,6 +290,16 @@ type Lifecycle string
 const (
 	LifecycleRunning Lifecycle = "Running"
 	LifecyclePaused  Lifecycle = "Paused"
+)
+
+// StartPolicy says when a Sandbox's topology is built.
+// +kubebuilder:validation:Enum=Immediate;Lazy
+type StartPolicy string
+
+// Start policies.
+const (
+	StartImmediate StartPolicy = "Immediate"
+	StartLazy      StartPolicy = "Lazy"
 )
 
 // SandboxPhase summarises a Sandbox's conditions for people; programs should read the conditions.

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -8,6 +10,15 @@ import (
 // DefaultStartupDeadlineSeconds bounds the start of a topology when spec.startupDeadlineSeconds is left out
 // (mirrors the default marker on that field).
 const DefaultStartupDeadlineSeconds = 120
+
+// StartupDeadline is how long each start of the Sandbox's topology may take (spec.startupDeadlineSeconds).
+func StartupDeadline(sbx *Sandbox) time.Duration {
+	secs := sbx.Spec.StartupDeadlineSeconds
+	if secs <= 0 {
+		secs = DefaultStartupDeadlineSeconds
+	}
+	return time.Duration(secs) * time.Second
+}
 
 // PullPolicy says when the agent pulls a container's image from its registry.
 // +kubebuilder:validation:Enum=IfNotPresent;Always;Never

@@ -429,7 +429,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	wake := handoff.NewWakeups(ctx, requeues)
 	verdicts := handoff.NewVerdicts(wake.Now)
 	// A thaw on a call brings a pass that reports the Sandbox Running again; off the caller's path.
-	idle := &handoff.Idle{Thaw: driver, Resumed: func(key types.NamespacedName) { go wake.Now(key) }}
+	idle := &handoff.Idle{Thaw: driver, Wake: func(key types.NamespacedName) { go wake.Now(key) }}
 	recorder := mgr.GetEventRecorder("dockside-agent")
 	r := &sandbox.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound, Requeues: requeues, Driver: driver,

@@ -93,9 +93,9 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sbx *dsv1a
 		in, p.stdin = pr, pw
 	}
 	// The process keeps the Sandbox awake while it runs, past the call that started it.
-	awake, err := s.wake(r.Context(), sbx)
-	if err != nil {
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "%v", err)
+	awake, refused := s.wake(r.Context(), sbx)
+	if refused != nil {
+		refused.write(w)
 		return
 	}
 	if !s.addProcess(w, sbx, p) {

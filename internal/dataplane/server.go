@@ -240,10 +240,9 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, c
 		return
 	}
 	log.V(1).Info("Serving")
-	done, err := s.wake(ctx, sbx)
-	if err != nil {
-		log.Error(err, "Resuming from an idle pause")
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "%v", err)
+	done, refused := s.wake(ctx, sbx)
+	if refused != nil {
+		refused.write(w)
 		return
 	}
 	defer done()
@@ -272,13 +271,20 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, c
 	}
 }
 
-// wake marks a call into a Sandbox of this node as going on until done, thawing it first when its agent froze
-// it for idleness (docs/design/idle-pause.md). Its status says so until the Sandbox reconciler's next pass,
-// which the thaw asks for; the call treats it as Running from here.
-func (s *Server) wake(ctx context.Context, sbx *dsv1alpha1.Sandbox) (done func(), err error) {
-	done, _, err = s.opts.Idle.Use(ctx, types.NamespacedName{Namespace: sbx.Namespace, Name: sbx.Name}, sbx.UID)
+// wake marks a call into a Sandbox of this node as going on until done: it first starts a lazy Sandbox that
+// has not started (docs/design/lazy-start.md) and waits for the start, and thaws one its agent froze for
+// idleness (docs/design/idle-pause.md). sbx follows the start. A frozen Sandbox's status says so until the
+// Sandbox reconciler's next pass, which the thaw asks for; the call treats it as Running from here.
+func (s *Server) wake(ctx context.Context, sbx *dsv1alpha1.Sandbox) (done func(), refused *refusal) {
+	if dsv1alpha1.LazyUnstarted(sbx) && sbx.Spec.Lifecycle != dsv1alpha1.LifecyclePaused && sbx.DeletionTimestamp == nil {
+		if refused := s.awaitStart(ctx, sbx); refused != nil {
+			return nil, refused
+		}
+	}
+	done, _, err := s.opts.Idle.Use(ctx, types.NamespacedName{Namespace: sbx.Namespace, Name: sbx.Name}, sbx.UID)
 	if err != nil {
-		return nil, fmt.Errorf("the call could not start: %w", err)
+		s.opts.Log.Error(err, "Resuming from an idle pause", "sandbox", sbx.Namespace+"/"+sbx.Name)
+		return nil, &refusal{http.StatusInternalServerError, metav1.StatusReasonInternalError, fmt.Sprintf("the call could not start: %v", err)}
 	}
 	if dsv1alpha1.IdlePaused(sbx) {
 		sbx.Status.Phase = dsv1alpha1.SandboxRunning

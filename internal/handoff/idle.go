@@ -18,8 +18,9 @@ type Thawer interface {
 }
 
 // Idle is what the agent knows of each session's use, for idle pause (spec.idlePauseSeconds,
-// docs/design/idle-pause.md): when a command or call last ended, how many are going on, and which
-// containers it froze for idleness. Everything that runs a command in a Sandbox of this node (the Execution
+// docs/design/idle-pause.md) and lazy start (spec.start: Lazy, docs/design/lazy-start.md): when a command or
+// call last ended, how many are going on, which containers it froze for idleness, and whether a command asked
+// for the start of a lazy Sandbox. Everything that runs a command in a Sandbox of this node (the Execution
 // reconciler, the data plane's exec, files, processes and port-forward) goes through Use; the Sandbox
 // reconciler freezes an idle one through PauseIfIdle. Both hold the Sandbox's own lock, so a freeze never
 // lands under a command that is starting, and a command never starts in a container being frozen.
@@ -29,8 +30,9 @@ type Thawer interface {
 // nil *Idle pauses nothing and resumes nothing.
 type Idle struct {
 	Thaw Thawer
-	// Resumed is told of a Sandbox a call thawed, so that its status says Running again; it must not block.
-	Resumed func(sandbox types.NamespacedName)
+	// Wake is told of a Sandbox a call thawed, or whose lazy start a command asked for, so that the Sandbox
+	// reconciler makes a pass over it (which says Running again, or builds the topology); it must not block.
+	Wake func(sandbox types.NamespacedName)
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
@@ -44,6 +46,7 @@ type session struct {
 	last   time.Time // when the last command or call ended, or when the agent first saw the Sandbox
 	busy   int       // commands and calls going on
 	frozen []string  // the containers frozen for idleness, in the order they were frozen; nil when none
+	start  bool      // a command asked for the start of a lazy Sandbox
 }
 
 func (i *Idle) now() time.Time {
@@ -87,8 +90,8 @@ func (i *Idle) Use(ctx context.Context, sandbox types.NamespacedName, uid types.
 			}
 		}
 		s.frozen, resumed = nil, true
-		if i.Resumed != nil {
-			i.Resumed(sandbox)
+		if i.Wake != nil {
+			i.Wake(sandbox)
 		}
 	}
 	s.busy++
@@ -136,6 +139,11 @@ func (i *Idle) PauseIfIdle(uid types.UID, after time.Duration, freeze func() ([]
 
 // Paused tells whether the agent froze the Sandbox for idleness and no call has thawed it since.
 func (i *Idle) Paused(uid types.UID) bool {
+	return i.known(uid, func(s *session) bool { return s.frozen != nil })
+}
+
+// known reads what is known of a Sandbox's session through read, under its lock; false when nothing is.
+func (i *Idle) known(uid types.UID, read func(*session) bool) bool {
 	if i == nil {
 		return false
 	}
@@ -147,7 +155,29 @@ func (i *Idle) Paused(uid types.UID) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.frozen != nil
+	return read(s)
+}
+
+// Start asks for the start of a lazy Sandbox (spec.start: Lazy) that has not started: a command or call came
+// for it. The caller then waits for the Sandbox to be Running, as for any start, and goes through Use.
+func (i *Idle) Start(sandbox types.NamespacedName, uid types.UID) {
+	if i == nil {
+		return
+	}
+	s := i.session(uid)
+	s.mu.Lock()
+	asked := s.start
+	s.start = true
+	s.mu.Unlock()
+	if !asked && i.Wake != nil {
+		i.Wake(sandbox)
+	}
+}
+
+// StartAsked tells whether a command or call asked for the start of the lazy Sandbox. A nil *Idle never says
+// so: its lazy Sandboxes wait.
+func (i *Idle) StartAsked(uid types.UID) bool {
+	return i.known(uid, func(s *session) bool { return s.start })
 }
 
 // Forget drops what is known of a Sandbox that is gone, or no longer pauses when idle.

@@ -38,7 +38,7 @@ func TestIdlePausesOnlyAfterQuietAndUseThawsFirst(t *testing.T) {
 	now := time.Unix(1000, 0)
 	thaws := &thawLog{gone: map[string]bool{}}
 	var resumed []types.NamespacedName
-	i := &Idle{Thaw: thaws, Now: func() time.Time { return now }, Resumed: func(k types.NamespacedName) { resumed = append(resumed, k) }}
+	i := &Idle{Thaw: thaws, Now: func() time.Time { return now }, Wake: func(k types.NamespacedName) { resumed = append(resumed, k) }}
 	key, uid := types.NamespacedName{Namespace: "ns", Name: "s"}, types.UID("u")
 	freezes := 0
 	freeze := func() ([]string, error) { freezes++; return []string{"primary", "db"}, nil }
@@ -107,4 +107,24 @@ func TestIdleThawSkipsGoneContainersAndKeepsFailures(t *testing.T) {
 	done()
 	paused, _, _ = none.PauseIfIdle(uid, time.Second, nil)
 	g.Expect(paused).To(BeFalse())
+}
+
+// TestStartAskedOnceAndRemembered: a lazy Sandbox's start is asked for by its first command, which wakes the
+// Sandbox reconciler once however many commands ask; it is known until the Sandbox is forgotten.
+func TestStartAskedOnceAndRemembered(t *testing.T) {
+	g := NewWithT(t)
+	var woken []types.NamespacedName
+	i := &Idle{Wake: func(k types.NamespacedName) { woken = append(woken, k) }}
+	key, uid := types.NamespacedName{Namespace: "ns", Name: "s"}, types.UID("u")
+	g.Expect(i.StartAsked(uid)).To(BeFalse())
+	i.Start(key, uid)
+	i.Start(key, uid)
+	g.Expect(i.StartAsked(uid)).To(BeTrue())
+	g.Expect(woken).To(Equal([]types.NamespacedName{key}))
+	g.Expect(i.StartAsked("other")).To(BeFalse())
+	i.Forget(uid)
+	g.Expect(i.StartAsked(uid)).To(BeFalse())
+	var none *Idle
+	none.Start(key, uid)
+	g.Expect(none.StartAsked(uid)).To(BeFalse(), "nil asks nothing: its lazy Sandboxes wait")
 }

@@ -89,11 +89,24 @@ func deleteAndExpectGone(ns, name string) {
 	GinkgoHelper()
 	_, err := kubectl("delete", "-n", ns, "sandbox", name, "--timeout=90s")
 	Expect(err).NotTo(HaveOccurred())
-	Expect(containers(ns, name, "")).To(BeEmpty())
+	Expect(heldInDocker(ns, name)).To(BeEmpty(), "left in Docker for %s/%s", ns, name)
+}
+
+// heldInDocker lists what Docker holds labelled for a Sandbox: containers, then networks and volumes, each
+// as "kind id".
+func heldInDocker(ns, name string) []string {
+	GinkgoHelper()
+	var held []string
+	for _, id := range containers(ns, name, "") {
+		held = append(held, "container "+id)
+	}
 	filter := []string{"--filter", "label=" + dsv1alpha1.LabelNamespace + "=" + ns, "--filter", "label=" + dsv1alpha1.LabelName + "=" + name}
 	for _, kind := range []string{"network", "volume"} {
 		out, err := docker(append([]string{kind, "ls", "-q"}, filter...)...)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.Fields(out)).To(BeEmpty(), "%ss left for %s/%s", kind, ns, name)
+		for _, id := range strings.Fields(out) {
+			held = append(held, kind+" "+id)
+		}
 	}
+	return held
 }

@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -56,5 +58,44 @@ spec:
 		Expect(docker("inspect", "-f", "{{.State.Paused}}", primary)).To(Equal("false"))
 
 		deleteAndExpectGone(ns, "dozy")
+	})
+
+	It("is thawed by an Execution and by a files call, each then served", func() {
+		ns := newNamespace("idle")
+		DeferCleanup(func() { _, _ = kubectl("delete", "-n", ns, "sandbox", "drowsy", "--ignore-not-found", "--timeout=90s") })
+		apply(ns, `apiVersion: dockside.dev/v1alpha1
+kind: Sandbox
+metadata:
+  name: drowsy
+spec:
+  image: dockside.dev/busybox:local
+  idlePauseSeconds: 20
+`)
+		waitFor(ns, "sandbox/drowsy", "condition=Ready", 90*time.Second)
+		primary := onlyContainer(ns, "drowsy", dsv1alpha1.RolePrimary)
+		idle := func() {
+			GinkgoHelper()
+			waitFor(ns, "sandbox/drowsy", `jsonpath={.status.conditions[?(@.type=="Paused")].reason}=Idle`, 2*time.Minute)
+			Expect(docker("inspect", "-f", "{{.State.Paused}}", primary)).To(Equal("true"))
+		}
+
+		By("an Execution thaws it and runs")
+		idle()
+		apply(ns, execution("note", "drowsy", "echo by-execution > /workspace/note"))
+		waitFor(ns, "execution/note", "jsonpath={.status.phase}=Succeeded", 2*time.Minute)
+		Expect(docker("inspect", "-f", "{{.State.Paused}}", primary)).To(Equal("false"))
+		waitFor(ns, "sandbox/drowsy", "jsonpath={.status.phase}=Running", time.Minute)
+
+		By("a files read (kubectl dockside cp) thaws it and reads what the Execution wrote")
+		idle()
+		local := filepath.Join(GinkgoT().TempDir(), "note")
+		res := dockside("cp", "", "-n", ns, "drowsy:/workspace/note", local)
+		Expect(res.code).To(Equal(0), res.stderr)
+		Expect(os.ReadFile(local)).To(Equal([]byte("by-execution\n")))
+		Expect(docker("inspect", "-f", "{{.State.Paused}}", primary)).To(Equal("false"))
+		waitFor(ns, "sandbox/drowsy", "jsonpath={.status.phase}=Running", time.Minute)
+		Expect(onlyContainer(ns, "drowsy", dsv1alpha1.RolePrimary)).To(Equal(primary), "no roll")
+
+		deleteAndExpectGone(ns, "drowsy")
 	})
 })

@@ -38,6 +38,9 @@ func (r *Reconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Executi
 		return nil, nil
 	}
 	if a := admit(ex, sbx); !a.now() {
+		if a.start {
+			r.Idle.Start(client.ObjectKeyFromObject(sbx), sbx.UID) // its watch brings the pass that runs the command
+		}
 		a.apply(ex)
 		return nil, nil
 	}
@@ -83,8 +86,12 @@ func (r *Reconciler) reconcileQueued(ctx context.Context, ex *dsv1alpha1.Executi
 }
 
 // admission is whether a Sandbox can run an Execution now: refuse says why it never will, wait why not yet
-// (reason is then Queued or SandboxPaused); all are empty when it can.
-type admission struct{ refuse, reason, wait string }
+// (reason is then Queued or SandboxPaused); all are empty when it can. start says the Sandbox is lazy and
+// not started: the Execution asks for its start (docs/design/lazy-start.md) and waits for it.
+type admission struct {
+	refuse, reason, wait string
+	start                bool
+}
 
 func (a admission) now() bool { return a.refuse == "" && a.wait == "" }
 
@@ -122,6 +129,9 @@ func admit(ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) admission {
 		return admission{refuse: fmt.Sprintf("Sandbox %s cannot run commands: %s", sbx.Name, stalled.Message)}
 	case paused(sbx):
 		return pausedWait
+	case dsv1alpha1.LazyUnstarted(sbx):
+		return admission{reason: dsv1alpha1.ReasonQueued, start: true,
+			wait: fmt.Sprintf("waiting for Sandbox %s to start: it starts at its first command (spec.start: Lazy)", sbx.Name)}
 	case ready != nil && ready.Status == metav1.ConditionTrue && (sbx.Status.Phase == dsv1alpha1.SandboxRunning || dsv1alpha1.IdlePaused(sbx)):
 		return admission{} // one frozen for idleness is thawed by its command's start (launch)
 	case ready != nil:

@@ -52,14 +52,6 @@ func (s *scope) started() bool {
 	return s.sbx.Status.StartTime != nil || (c.Exists && !c.StartedAt.IsZero())
 }
 
-func startupDeadline(sbx *dsv1alpha1.Sandbox) time.Duration {
-	secs := sbx.Spec.StartupDeadlineSeconds
-	if secs <= 0 {
-		secs = dsv1alpha1.DefaultStartupDeadlineSeconds
-	}
-	return time.Duration(secs) * time.Second
-}
-
 // bound gives a step of a start that is going on only the time left before the startup deadline, so that
 // no Docker call of the start outlasts it.
 func (s *scope) bound(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -81,7 +73,7 @@ func (r *Reconciler) enforceStartupDeadline(ctx context.Context, s *scope, err e
 	if s.outcome.stalled || !ok {
 		reason = s.outcome.reason
 	}
-	msg := fmt.Sprintf("the start did not finish within startupDeadlineSeconds (%s): %s", startupDeadline(s.sbx), s.outcome.message)
+	msg := fmt.Sprintf("the start did not finish within startupDeadlineSeconds (%s): %s", dsv1alpha1.StartupDeadline(s.sbx), s.outcome.message)
 	status.Set(s.sbx, dsv1alpha1.ConditionTopologyPoisoned, true, reason, msg)
 	s.stalled(dsv1alpha1.SandboxFailed, reason, "%s", msg)
 	ctrl.LoggerFrom(ctx).Info("Startup deadline passed", "reason", reason, "detail", s.outcome.message)

@@ -87,6 +87,9 @@ func (r *Reconciler) ensureTopology(ctx context.Context, s *scope) (bool, error)
 		current = st.TopologyGeneration > 0 && topology.OwnSpecPart(st.TopologyHash) == topology.OwnSpecPart(s.hash)
 	}
 	if !current {
+		if r.holdLazy(s) {
+			return true, nil // built at its first command
+		}
 		return r.rollTopology(ctx, s)
 	}
 	if err := r.removeTopology(ctx, s, st.TopologyGeneration); err != nil {

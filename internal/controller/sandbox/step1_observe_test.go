@@ -11,6 +11,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/status"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
@@ -132,6 +133,39 @@ func TestEnsureTopology(t *testing.T) {
 				g.Expect(st.Services).To(Equal([]dsv1alpha1.ServiceInstanceStatus{{Name: "db", State: dsv1alpha1.ServicePending}}))
 				g.Expect(meta.IsStatusConditionFalse(st.Conditions, dsv1alpha1.ConditionTopologyPoisoned)).To(BeTrue())
 				g.Expect(h.owned(s.sbx.UID)).To(BeZero())
+			},
+		},
+		{
+			name: "a lazy Sandbox no command asked to start is Ready with reason Lazy, with nothing recorded or built",
+			sbx:  lazy(newSandbox("s")),
+			stop: true,
+			want: outcome{phase: dsv1alpha1.SandboxPending, ready: true, reason: dsv1alpha1.ReasonLazy},
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(s.sbx.Status.TopologyGeneration).To(BeZero())
+				g.Expect(h.owned(s.sbx.UID)).To(BeZero())
+			},
+		},
+		{
+			name: "a lazy Sandbox whose start a command asked for records its first generation and builds it",
+			sbx:  lazy(newSandbox("s")),
+			docker: func(h *harness, s *scope) {
+				h.r.Idle = &handoff.Idle{}
+				h.r.Idle.Start(s.key(), s.sbx.UID)
+			},
+			want: building,
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(s.sbx.Status.TopologyGeneration).To(Equal(int64(1)))
+			},
+		},
+		{
+			name: "a lazy Sandbox Docker holds a topology of is no longer held, whatever its status says",
+			sbx:  lazy(newSandbox("s")),
+			docker: func(h *harness, s *scope) {
+				h.start(h.primarySpec(h.scope(atTopology(s.sbx.DeepCopy(), 1))))
+			},
+			stop: true,
+			check: func(g Gomega, h *harness, s *scope) {
+				g.Expect(s.outcome.reason).NotTo(Equal(dsv1alpha1.ReasonLazy))
 			},
 		},
 		{
@@ -369,4 +403,10 @@ func TestRemoveFailedStart(t *testing.T) {
 			},
 		},
 	})
+}
+
+// lazy makes the Sandbox start at its first command (spec.start: Lazy).
+func lazy(sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
+	sbx.Spec.Start = dsv1alpha1.StartLazy
+	return sbx
 }

@@ -32,7 +32,7 @@ func (r *Reconciler) trackStartup(_ context.Context, s *scope) (bool, error) {
 		// Microseconds, as the API server keeps them, so that every pass computes the same deadline.
 		st.Startup = &dsv1alpha1.StartupStatus{TopologyGeneration: st.TopologyGeneration, StartTime: metav1.NewMicroTime(time.Now().Truncate(time.Microsecond))}
 	}
-	s.startupDeadline = st.Startup.StartTime.Add(startupDeadline(s.sbx))
+	s.startupDeadline = st.Startup.StartTime.Add(dsv1alpha1.StartupDeadline(s.sbx))
 	if !time.Now().Before(s.startupDeadline) {
 		// Every Docker call would be cut at once: the start stands where the last pass left it.
 		s.outcome = lastOutcome(s.sbx)

@@ -66,6 +66,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading SandboxTemplate %s: %w", pool.Spec.TemplateRef.Name, err)
 	}
+	if tpl.Spec.Sandbox.Start == dsv1alpha1.StartLazy {
+		// A warm Sandbox is one started ahead of its claim; a lazy one starts at its first command, so a
+		// pool of them would hold room for nothing a claim could not get as fast from a cold start
+		// (docs/design/lazy-start.md).
+		status.Summarize(pool, status.Summary{Stalled: true, Reason: dsv1alpha1.ReasonLazyTemplate,
+			Message: fmt.Sprintf("SandboxTemplate %q sets start: Lazy, and a pool keeps Sandboxes started: claim the template's Sandboxes cold (a lazy one is Ready at once), or drop start: Lazy from it", pool.Spec.TemplateRef.Name)})
+		return ctrl.Result{}, nil // the template's watch brings the pass that fills the pool once it changes
+	}
 	members, taken, err := r.members(ctx, pool)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -106,6 +106,8 @@ var _ = Describe("validation", func() {
 		Entry("args without command", sandbox(`{image: busybox, args: [-c, ls]}`), "args needs a command"),
 		Entry("ttl on a session", sandbox(`{image: busybox, ttlSecondsAfterFinished: 60}`), "ttlSecondsAfterFinished applies only to runs"),
 		Entry("idle pause on a run", sandbox(`{image: busybox, command: [sh], idlePauseSeconds: 60}`), "idlePauseSeconds applies only to sessions"),
+		Entry("lazy start of a run", sandbox(`{image: busybox, command: [sh], start: Lazy}`), "start: Lazy applies only to sessions"),
+		Entry("start Later", sandbox(`{image: busybox, start: Later}`), `Unsupported value: "Later"`),
 		Entry("idle pause too short", sandbox(`{image: busybox, idlePauseSeconds: 1}`), "idlePauseSeconds must be between 5 and 604800"),
 		Entry("idle pause too long", sandbox(`{image: busybox, idlePauseSeconds: 604801}`), "idlePauseSeconds must be between 5 and 604800"),
 		Entry("zero deadline", sandbox(`{image: busybox, activeDeadlineSeconds: 0}`), "should be greater than or equal to 1"),

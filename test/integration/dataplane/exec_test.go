@@ -47,6 +47,14 @@ func runningSandbox(ns, name, node string, lifecycle dsv1alpha1.Lifecycle) *dsv1
 		sbx.Status.Phase = dsv1alpha1.SandboxPaused
 	}
 	Expect(k8s.Status().Update(ctx, sbx)).To(Succeed())
+	buildPrimary(sbx, node)
+	return sbx
+}
+
+// buildPrimary makes and starts the Sandbox's workspace and primary in node's daemon, as its agent does.
+func buildPrimary(sbx *dsv1alpha1.Sandbox, node string) {
+	GinkgoHelper()
+	ctx := context.Background()
 	names := topology.NamesOf(sbx)
 	d := nodes[node].driver
 	d.AddImage(image, dd.ImageInfo{})
@@ -60,7 +68,6 @@ func runningSandbox(ns, name, node string, lifecycle dsv1alpha1.Lifecycle) *dsv1
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(d.StartContainer(ctx, names.Primary())).To(Succeed())
-	return sbx
 }
 
 // echoHandler plays every command as: print the node's name, copy stdin to stdout, exit with the command's

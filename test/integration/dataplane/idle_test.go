@@ -49,6 +49,16 @@ func idleFrozen(ns, name string) *dsv1alpha1.Sandbox {
 	return sbx
 }
 
+// wokenNext is the Sandbox for which node-a's data plane next asked a pass of the Sandbox reconciler (the
+// Wake hook of handoff.Idle): after a thaw, the pass that reports it Running; after a lazy start's request,
+// the pass that builds it.
+func wokenNext() types.NamespacedName {
+	GinkgoHelper()
+	var key types.NamespacedName
+	Eventually(nodes["node-a"].resumed).Should(Receive(&key))
+	return key
+}
+
 // primaryState is the state of the Sandbox's primary in node-a's daemon.
 func primaryState(sbx *dsv1alpha1.Sandbox) dd.ContainerState {
 	GinkgoHelper()
@@ -66,13 +76,6 @@ var _ = Describe("a Sandbox frozen for idleness", Ordered, func() {
 		nodes["node-a"].driver.SetStreamExecHandler(echoHandler("node-a"))
 	})
 
-	// resumedNow is the Sandbox the next thaw reported, which asks for the pass that reports it Running.
-	resumedNow := func() types.NamespacedName {
-		var key types.NamespacedName
-		Eventually(nodes["node-a"].resumed).Should(Receive(&key))
-		return key
-	}
-
 	It("is thawed by an exec, which then runs in it", func() {
 		sbx := idleFrozen("idle-a", "dozy-exec")
 		Expect(primaryState(sbx)).To(Equal(dd.StatePaused))
@@ -80,7 +83,7 @@ var _ = Describe("a Sandbox frozen for idleness", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(Equal("on node-a: hostname\n"))
 		Expect(primaryState(sbx)).To(Equal(dd.StateRunning))
-		Expect(resumedNow()).To(Equal(client.ObjectKeyFromObject(sbx)))
+		Expect(wokenNext()).To(Equal(client.ObjectKeyFromObject(sbx)))
 	})
 
 	It("is thawed by a files write, which a Sandbox paused by its spec refuses", func(ctx SpecContext) {
@@ -90,7 +93,7 @@ var _ = Describe("a Sandbox frozen for idleness", Ordered, func() {
 		Expect(files.Send(conn, strings.NewReader("hi"))).To(Succeed())
 		conn.Close()
 		Expect(primaryState(sbx)).To(Equal(dd.StateRunning))
-		Expect(resumedNow()).To(Equal(client.ObjectKeyFromObject(sbx)))
+		Expect(wokenNext()).To(Equal(client.ObjectKeyFromObject(sbx)))
 	})
 
 	It("is thawed by a processes call, and kept awake while its process runs", func() {
@@ -100,7 +103,7 @@ var _ = Describe("a Sandbox frozen for idleness", Ordered, func() {
 		code, body := processesCall(ida, "POST", "idle-a", "dozy-proc", "?command=sleep&command=300&id=job")
 		Expect(code).To(Equal(http.StatusCreated), body)
 		Expect(primaryState(sbx)).To(Equal(dd.StateRunning))
-		Expect(resumedNow()).To(Equal(client.ObjectKeyFromObject(sbx)))
+		Expect(wokenNext()).To(Equal(client.ObjectKeyFromObject(sbx)))
 		paused, _, err := nodes["node-a"].idle.PauseIfIdle(sbx.UID, time.Millisecond, func() ([]string, error) { return nil, nil })
 		Expect(err).NotTo(HaveOccurred())
 		Expect(paused).To(BeFalse(), "a background process that runs is a use")

@@ -95,7 +95,7 @@ func startNode(name, address string) *agentNode {
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: leaseNamespace, Name: "dockside-agent-" + name}}
 	Expect(k8s.Create(ctx, lease)).To(Succeed())
 	n := &agentNode{name: name, address: address, driver: fake.New(name), resumed: make(chan types.NamespacedName, 16)}
-	n.idle = &handoff.Idle{Thaw: n.driver, Resumed: func(key types.NamespacedName) { n.resumed <- key }}
+	n.idle = &handoff.Idle{Thaw: n.driver, Wake: func(key types.NamespacedName) { n.resumed <- key }}
 	srv, err := dataplane.New(dataplane.Options{
 		Node: name, BindAddress: address, CertDir: filepath.Join(certDir, "dataplane"),
 		Client: k8s, Reader: k8s, Driver: n.driver, LeaseNamespace: leaseNamespace, AdvertiseAddress: address,
