@@ -353,6 +353,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 	cfg = limited(cfg, opts)
+	// How long the agent's API requests take, and wait for the token bucket before they go: what tells a
+	// slow API server from the agent's own limit (docs/pools.md, "How fast").
+	metrics.RegisterRESTClientMetrics(metrics.MetricRequestLatency, metrics.MetricRateLimiterLatency)
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("registering the Kubernetes kinds: %w", err)

@@ -38,14 +38,24 @@ func BenchmarkClaim(b *testing.B) {
 	// One at a time, warm and cold in turns; each round starts with the pool full and the machine quiet
 	// (the claimed Sandboxes deleted, the pool refilled), so that no refill or deletion runs during a claim.
 	var warmTimes, coldTimes []time.Duration
+	var seqPath, parPath claimPath
 	for i := range claimRounds {
 		if err := e.waitPoolFull(ctx, warm); err != nil {
+			b.Fatal(err)
+		}
+		before, err := e.pathMark(ctx)
+		if err != nil {
 			b.Fatal(err)
 		}
 		w, err := e.claimAndWait(ctx, claimOf(ns, fmt.Sprintf("warm-%d", i), warm.Name), dsv1alpha1.ClaimWarm)
 		if err != nil {
 			b.Fatal(err)
 		}
+		after, err := e.pathMark(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seqPath.add(before, after, 1)
 		c, err := e.claimAndWait(ctx, claimOf(ns, fmt.Sprintf("cold-%d", i), empty.Name), dsv1alpha1.ClaimCold)
 		if err != nil {
 			b.Fatal(err)
@@ -66,12 +76,21 @@ func BenchmarkClaim(b *testing.B) {
 	if err := e.resizePool(ctx, warm, claimRounds); err != nil {
 		b.Fatal(err)
 	}
+	before, err := e.pathMark(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
 	warmTimes, warmWall, err := timeAll(claimRounds, func(i int) (time.Duration, error) {
 		return e.claimAndWait(ctx, claimOf(ns, fmt.Sprintf("warm-par-%d", i), warm.Name), dsv1alpha1.ClaimWarm)
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
+	after, err := e.pathMark(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	parPath.add(before, after, claimRounds)
 	if err := e.resizePool(ctx, warm, 0); err != nil {
 		b.Fatal(err)
 	}
@@ -89,6 +108,10 @@ func BenchmarkClaim(b *testing.B) {
 		Baseline: "as many claims at once from an empty pool: cold starts",
 		Figures: append(startupFigures(warmTimes, coldTimes, "≤ 50 ms"),
 			figure{Name: "all Ready", Unit: "s", Dockside: seconds(warmWall), Baseline: seconds(coldWall)}),
+	})
+	record(b, group{
+		Key: "claim-path", Title: "Where a warm claim's time goes, from just before its create to just after its Ready",
+		Figures: append(seqPath.figures("one at a time"), parPath.figures(fmt.Sprintf("%d at once", claimRounds))...),
 	})
 }
 

@@ -38,6 +38,11 @@ func scrape(ctx context.Context, hc *http.Client, url string) (metrics, error) {
 // sum adds up the series of name whose labels pass keep (nil keeps all): counter and gauge values, and
 // the observation counts of histograms.
 func (m metrics) sum(name string, keep func(labels map[string]string) bool) float64 {
+	return m.fold(name, keep, sampleValue)
+}
+
+// fold adds up value of each series of name whose labels pass keep (nil keeps all).
+func (m metrics) fold(name string, keep func(labels map[string]string) bool, value func(*dto.Metric) float64) float64 {
 	fam, ok := m[name]
 	if !ok {
 		return 0
@@ -49,7 +54,7 @@ func (m metrics) sum(name string, keep func(labels map[string]string) bool) floa
 			labels[l.GetName()] = l.GetValue()
 		}
 		if keep == nil || keep(labels) {
-			total += sampleValue(s)
+			total += value(s)
 		}
 	}
 	return total

@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	dto "github.com/prometheus/client_model/go"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// claimPath is where claims spent their time, as the agent's and the API server's metrics count it: read
+// just before a claim's create and just after its Ready, and added up over a series (docs/pools.md, "How
+// fast"). Sums are seconds; counts are observations.
+type claimPath struct {
+	claims                       float64
+	passes, queueSum, queueN     float64 // the claim controller's passes and their wait in its queue
+	passSum                      float64 // their time in Reconcile (passes counts them)
+	requests, conflicts          float64 // the agent's API requests, and those answered 409
+	limiterSum, limiterN         float64 // the agent's wait for its API token bucket
+	writeSum, writeN             float64 // the API server's PATCHes of dockside.dev objects (binding, statuses)
+	createSum, createN           float64 // the API server's creates of SandboxClaims (the benchmark's own)
+	poolPasses, sandboxesCreated float64 // the pool's passes, and Sandboxes created (refills, cold starts)
+}
+
+// readPath is the running totals of a scrape of the agent and one of the API server.
+func readPath(agent, api metrics) claimPath {
+	claim := func(l map[string]string) bool { return l["controller"] == "sandboxclaim" }
+	queue := func(l map[string]string) bool { return l["name"] == "sandboxclaim" }
+	dockside := func(l map[string]string) bool { return l["group"] == dsv1alpha1.GroupVersion.Group }
+	patch := func(l map[string]string) bool { return dockside(l) && l["verb"] == "PATCH" }
+	create := func(resource string) func(map[string]string) bool {
+		return func(l map[string]string) bool {
+			return dockside(l) && l["verb"] == "POST" && l["resource"] == resource && l["subresource"] == ""
+		}
+	}
+	return claimPath{
+		passes:   agent.sum("controller_runtime_reconcile_total", claim),
+		queueSum: agent.histogramSum("workqueue_queue_duration_seconds", queue), queueN: agent.sum("workqueue_queue_duration_seconds", queue),
+		passSum:    agent.histogramSum("controller_runtime_reconcile_time_seconds", claim),
+		requests:   agent.sum("rest_client_requests_total", nil),
+		conflicts:  agent.sum("rest_client_requests_total", func(l map[string]string) bool { return l["code"] == "409" }),
+		limiterSum: agent.histogramSum("rest_client_rate_limiter_duration_seconds", nil),
+		limiterN:   agent.sum("rest_client_rate_limiter_duration_seconds", nil),
+		writeSum:   api.histogramSum("apiserver_request_duration_seconds", patch), writeN: api.sum("apiserver_request_duration_seconds", patch),
+		createSum:  api.histogramSum("apiserver_request_duration_seconds", create("sandboxclaims")),
+		createN:    api.sum("apiserver_request_duration_seconds", create("sandboxclaims")),
+		poolPasses: agent.sum("controller_runtime_reconcile_total", func(l map[string]string) bool { return l["controller"] == "sandboxwarmpool" }),
+		sandboxesCreated: api.sum("apiserver_request_total", func(l map[string]string) bool {
+			return create("sandboxes")(l) && l["code"] == "201"
+		}),
+	}
+}
+
+// pathMark is the running totals now.
+func (e *env) pathMark(ctx context.Context) (claimPath, error) {
+	agent, err := e.agent.scrape(ctx)
+	if err != nil {
+		return claimPath{}, err
+	}
+	api, err := apiServerMetrics(ctx, e.cfg)
+	if err != nil {
+		return claimPath{}, err
+	}
+	return readPath(agent, api), nil
+}
+
+// add adds what happened between from and to, for claims claims.
+func (p *claimPath) add(from, to claimPath, claims int) {
+	p.claims += float64(claims)
+	p.passes += to.passes - from.passes
+	p.queueSum, p.queueN = p.queueSum+to.queueSum-from.queueSum, p.queueN+to.queueN-from.queueN
+	p.passSum += to.passSum - from.passSum
+	p.requests, p.conflicts = p.requests+to.requests-from.requests, p.conflicts+to.conflicts-from.conflicts
+	p.limiterSum, p.limiterN = p.limiterSum+to.limiterSum-from.limiterSum, p.limiterN+to.limiterN-from.limiterN
+	p.writeSum, p.writeN = p.writeSum+to.writeSum-from.writeSum, p.writeN+to.writeN-from.writeN
+	p.createSum, p.createN = p.createSum+to.createSum-from.createSum, p.createN+to.createN-from.createN
+	p.poolPasses += to.poolPasses - from.poolPasses
+	p.sandboxesCreated += to.sandboxesCreated - from.sandboxesCreated
+}
+
+// figures are the path's figures for a series named what, without baselines: they say where the claims'
+// time went, not how it compares.
+func (p *claimPath) figures(what string) []figure {
+	ms := func(sum, n float64) *float64 {
+		if n == 0 {
+			return nil
+		}
+		return num(1000 * sum / n)
+	}
+	per := func(v float64) *float64 { return num(v / p.claims) }
+	return []figure{
+		{Name: what + ": claim controller passes per claim", Unit: "passes", Dockside: per(p.passes)},
+		{Name: what + ": a pass's wait in the claim queue, mean", Unit: "ms", Dockside: ms(p.queueSum, p.queueN)},
+		{Name: what + ": a claim pass, mean", Unit: "ms", Dockside: ms(p.passSum, p.passes)},
+		{Name: what + ": the agent's API requests per claim (409 conflicts among them)", Unit: "requests", Dockside: per(p.requests),
+			Note: fmt.Sprintf("%.1f conflicts", p.conflicts/p.claims)},
+		{Name: what + ": the agent's wait for its API token bucket, mean per request", Unit: "ms", Dockside: ms(p.limiterSum, p.limiterN)},
+		{Name: what + ": the API server's PATCH of a dockside.dev object, mean", Unit: "ms", Dockside: ms(p.writeSum, p.writeN)},
+		{Name: what + ": the API server's create of a SandboxClaim, mean", Unit: "ms", Dockside: ms(p.createSum, p.createN)},
+		{Name: what + ": pool passes per claim", Unit: "passes", Dockside: per(p.poolPasses)},
+		{Name: what + ": Sandboxes created per claim (refills) before Ready", Unit: "Sandboxes", Dockside: per(p.sandboxesCreated)},
+	}
+}
+
+// histogramSum adds up the sums of the histograms of name whose labels pass keep (nil keeps all).
+func (m metrics) histogramSum(name string, keep func(labels map[string]string) bool) float64 {
+	return m.fold(name, keep, func(s *dto.Metric) float64 { return s.GetHistogram().GetSampleSum() })
+}
