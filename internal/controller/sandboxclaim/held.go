@@ -116,6 +116,7 @@ func (r *Reconciler) deleteStrays(ctx context.Context, claim *dsv1alpha1.Sandbox
 // release deletes the Sandboxes of this node that a claim now gone held, once the API server confirms it
 // is gone (the cache may lag behind a claim made again under the same name).
 func (r *Reconciler) release(ctx context.Context, key types.NamespacedName) error {
+	r.flight.seen(key)
 	sbxs, err := r.labelled(ctx, key)
 	if err != nil || len(sbxs) == 0 {
 		return err

@@ -28,6 +28,7 @@ type Reconciler struct {
 	APIReader client.Reader // Sandboxes on other nodes, and whether a claim is really gone
 	Unbound   cache.Cache   // Sandboxes bound to no node: a cold start's until an agent binds it
 	Options   Options
+	flight    *inFlight // what this agent's passes bound ahead of its cache (made by SetupWithManager)
 }
 
 // Options are the agent's node and timing.
@@ -39,6 +40,10 @@ type Options struct {
 // elsewhereRetry is how soon a claim that another node's warm Sandbox should take is looked at again, in
 // case that node's agent did not.
 const elsewhereRetry = 2 * time.Second
+
+// busyRetry is how soon a claim looks again when the only warm Sandboxes left are being bound by other passes
+// of this agent: one of those may fail and leave its Sandbox to this claim, and a cold start is seconds.
+const busyRetry = 20 * time.Millisecond
 
 // +kubebuilder:rbac:groups=dockside.dev,resources=sandboxclaims,verbs=get;list;watch
 // +kubebuilder:rbac:groups=dockside.dev,resources=sandboxclaims/status,verbs=get;update;patch
@@ -65,7 +70,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	pass := status.Begin(r.Client, claim)
 	defer pass.End(ctx, claim, &result, &reterr)
 	if claim.Status.SandboxName != "" || held != nil {
+		r.flight.seen(req.NamespacedName)
 		return r.follow(ctx, claim, held)
+	}
+	if r.flight.unseen(claim) {
+		// A pass of this agent bound it and the cache is behind: binding again would take a second Sandbox.
+		// The event of the binding brings the next pass; the retry is in case the status write was lost.
+		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
 	}
 	return r.bind(ctx, claim)
 }
@@ -94,9 +105,12 @@ func (r *Reconciler) bind(ctx context.Context, claim *dsv1alpha1.SandboxClaim) (
 		return ctrl.Result{}, nil
 	}
 	if len(claim.Spec.SecretFiles) == 0 {
-		bound, err := r.bindWarm(ctx, claim, pool, tpl)
+		bound, busy, err := r.bindWarm(ctx, claim, pool, tpl)
 		if bound || err != nil {
 			return ctrl.Result{}, err
+		}
+		if busy {
+			return ctrl.Result{RequeueAfter: busyRetry}, nil
 		}
 		elsewhere, err := r.warmElsewhere(ctx, pool)
 		if err != nil {
