@@ -466,11 +466,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound,
 			Options: warmpool.Options{Node: opts.Node, SpecRetry: opts.SpecRetry},
 		}, controller.Options{}},
-		// Claims are the fast path (docs/design/pools.md): workers enough that claims made at once do not queue.
+		// Claims are the fast path (docs/design/pools.md): a pass is two API writes and no Docker call, so
+		// workers enough that 20 claims made at once do not queue (docs/pools.md, "How fast").
 		{&sandboxclaim.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Unbound: unbound,
 			Options: sandboxclaim.Options{Node: opts.Node, SpecRetry: opts.SpecRetry},
-		}, controller.Options{MaxConcurrentReconciles: 2 * opts.Workers}},
+		}, controller.Options{MaxConcurrentReconciles: 8 * opts.Workers}},
 	}
 	if store != nil {
 		reconcilers = append(reconcilers, reconciler{&checkpoint.Reconciler{
