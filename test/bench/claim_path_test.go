@@ -79,9 +79,9 @@ func (p *claimPath) add(from, to claimPath, claims int) {
 	p.sandboxesCreated += to.sandboxesCreated - from.sandboxesCreated
 }
 
-// figures are the path's figures for a series named what, without baselines: they say where the claims'
-// time went, not how it compares.
-func (p *claimPath) figures(what string) []figure {
+// figures are the path's figures, without baselines: they say where the claims' time went, not how it
+// compares.
+func (p *claimPath) figures() []figure {
 	ms := func(sum, n float64) *float64 {
 		if n == 0 {
 			return nil
@@ -90,16 +90,16 @@ func (p *claimPath) figures(what string) []figure {
 	}
 	per := func(v float64) *float64 { return num(v / p.claims) }
 	return []figure{
-		{Name: what + ": claim controller passes per claim", Unit: "passes", Dockside: per(p.passes)},
-		{Name: what + ": a pass's wait in the claim queue, mean", Unit: "ms", Dockside: ms(p.queueSum, p.queueN)},
-		{Name: what + ": a claim pass, mean", Unit: "ms", Dockside: ms(p.passSum, p.passes)},
-		{Name: what + ": the agent's API requests per claim (409 conflicts among them)", Unit: "requests", Dockside: per(p.requests),
+		{Name: "claim controller passes per claim", Unit: "passes", Dockside: per(p.passes)},
+		{Name: "a pass's wait in the claim queue, mean", Unit: "ms", Dockside: ms(p.queueSum, p.queueN)},
+		{Name: "a claim pass, mean", Unit: "ms", Dockside: ms(p.passSum, p.passes)},
+		{Name: "the agent's API requests per claim (409 conflicts among them)", Unit: "requests", Dockside: per(p.requests),
 			Note: fmt.Sprintf("%.1f conflicts", p.conflicts/p.claims)},
-		{Name: what + ": the agent's wait for its API token bucket, mean per request", Unit: "ms", Dockside: ms(p.limiterSum, p.limiterN)},
-		{Name: what + ": the API server's PATCH of a dockside.dev object, mean", Unit: "ms", Dockside: ms(p.writeSum, p.writeN)},
-		{Name: what + ": the API server's create of a SandboxClaim, mean", Unit: "ms", Dockside: ms(p.createSum, p.createN)},
-		{Name: what + ": pool passes per claim", Unit: "passes", Dockside: per(p.poolPasses)},
-		{Name: what + ": Sandboxes created per claim (refills) before Ready", Unit: "Sandboxes", Dockside: per(p.sandboxesCreated)},
+		{Name: "the agent's wait for its API token bucket, mean per request", Unit: "ms", Dockside: ms(p.limiterSum, p.limiterN)},
+		{Name: "the API server's PATCH of a dockside.dev object, mean", Unit: "ms", Dockside: ms(p.writeSum, p.writeN)},
+		{Name: "the API server's create of a SandboxClaim, mean", Unit: "ms", Dockside: ms(p.createSum, p.createN)},
+		{Name: "pool passes per claim", Unit: "passes", Dockside: per(p.poolPasses)},
+		{Name: "Sandboxes created per claim (refills) before Ready", Unit: "Sandboxes", Dockside: per(p.sandboxesCreated)},
 	}
 }
 
