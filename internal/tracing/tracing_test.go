@@ -50,8 +50,8 @@ func TestExportedSpansCarryOnlyAllowedAttributes(t *testing.T) {
 	if len(s.Events) != 0 || s.Status.Code != codes.Error || s.Status.Description != "" {
 		t.Errorf("events %v and status %+v: want no events, status Error without a description", s.Events, s.Status)
 	}
-	if strings.Contains(stubText(s), secret) {
-		t.Errorf("the exported span carries the secret: %s", stubText(s))
+	if strings.Contains(spans.Text(s), secret) {
+		t.Errorf("the exported span carries the secret: %s", spans.Text(s))
 	}
 }
 
@@ -67,21 +67,6 @@ func TestOnlyTheAgentsOwnSpansAreExported(t *testing.T) {
 	if len(exported) != 1 || exported[0].Name != "docker.InspectImage" {
 		t.Errorf("exported %d spans, want docker.InspectImage alone: %v", len(exported), exported)
 	}
-}
-
-func stubText(s tracetest.SpanStub) string {
-	var b strings.Builder
-	b.WriteString(s.Name + s.Status.Description)
-	for _, kv := range s.Attributes {
-		b.WriteString(string(kv.Key) + "=" + kv.Value.String())
-	}
-	for _, e := range s.Events {
-		b.WriteString(e.Name)
-		for _, kv := range e.Attributes {
-			b.WriteString(kv.Value.String())
-		}
-	}
-	return b.String()
 }
 
 func TestPassesShareTheRootRecordedAtTheEnd(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -34,16 +33,16 @@ func TestAStartAndADeletionAreOneTraceEach(t *testing.T) {
 	g.Expect(roots[0].SpanContext.SpanID()).To(Equal(start.SpanID()))
 	passes := spans.Named(exported, "sandbox.pass")
 	g.Expect(len(passes)).To(BeNumerically(">=", 2), "bind, then build")
-	g.Expect(parents(tree, exported, "sandbox.admission")).To(BeEmpty(), "admitted by its bind")
+	g.Expect(tree.Parents(exported, "sandbox.admission")).To(BeEmpty(), "admitted by its bind")
 	for _, p := range passes {
 		g.Expect(p.SpanContext.TraceID()).To(Equal(start.TraceID()))
 		g.Expect(p.Parent.SpanID()).To(Equal(start.SpanID()))
 	}
-	g.Expect(parents(tree, exported, "sandbox.bind")).To(ConsistOf("sandbox.pass"))
-	g.Expect(parents(tree, exported, "sandbox.ensureImages")).To(ContainElement("sandbox.pass"))
-	g.Expect(parents(tree, exported, "sandbox.service")).To(ContainElement("sandbox.ensureServices"))
-	g.Expect(parents(tree, exported, "sandbox.service.readiness")).To(ContainElement("sandbox.service"))
-	g.Expect(parents(tree, exported, "docker.StartContainer")).To(ContainElements("sandbox.service", "sandbox.ensurePrimary"))
+	g.Expect(tree.Parents(exported, "sandbox.bind")).To(ConsistOf("sandbox.pass"))
+	g.Expect(tree.Parents(exported, "sandbox.ensureImages")).To(ContainElement("sandbox.pass"))
+	g.Expect(tree.Parents(exported, "sandbox.service")).To(ContainElement("sandbox.ensureServices"))
+	g.Expect(tree.Parents(exported, "sandbox.service.readiness")).To(ContainElement("sandbox.service"))
+	g.Expect(tree.Parents(exported, "docker.StartContainer")).To(ContainElements("sandbox.service", "sandbox.ensurePrimary"))
 
 	got = h.holderPass(g, got)
 	_, err := h.pass(got) // at rest
@@ -64,7 +63,7 @@ func TestAStartAndADeletionAreOneTraceEach(t *testing.T) {
 	deletion := tracing.Root(traceDeletion, string(got.UID), 0)
 	g.Expect(spans.Named(exported, "sandbox.deletion")).To(HaveLen(1))
 	g.Expect(spans.Named(exported, "sandbox.deletion")[0].SpanContext.SpanID()).To(Equal(deletion.SpanID()))
-	g.Expect(parents(tree, exported, "docker.RemoveContainer")).To(ContainElement("sandbox.pass"))
+	g.Expect(tree.Parents(exported, "docker.RemoveContainer")).To(ContainElement("sandbox.pass"))
 	for _, s := range exported {
 		if s.Name == "docker.RemoveContainer" {
 			g.Expect(s.SpanContext.TraceID()).To(Equal(deletion.TraceID()), "every removal is in the deletion's trace")
@@ -144,13 +143,4 @@ func (c staleReads) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 		return nil
 	}
 	return c.Client.Get(ctx, key, obj, opts...)
-}
-
-// parents names the parents of the spans called name.
-func parents(tree spans.Tree, exported tracetest.SpanStubs, name string) []string {
-	var out []string
-	for _, s := range spans.Named(exported, name) {
-		out = append(out, tree.Parent(s))
-	}
-	return out
 }

@@ -4,6 +4,7 @@ package spans
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -56,4 +57,30 @@ func Named(spans tracetest.SpanStubs, name string) tracetest.SpanStubs {
 		}
 	}
 	return out
+}
+
+// Parents names the parents of the spans called name.
+func (t Tree) Parents(spans tracetest.SpanStubs, name string) []string {
+	var out []string
+	for _, s := range Named(spans, name) {
+		out = append(out, t.Parent(s))
+	}
+	return out
+}
+
+// Text is everything of s an exporter sends that could hold a value (its name, status description,
+// attributes and events), for a test to look for values no span may carry.
+func Text(s tracetest.SpanStub) string {
+	var b strings.Builder
+	b.WriteString(s.Name + s.Status.Description)
+	for _, kv := range s.Attributes {
+		b.WriteString(string(kv.Key) + "=" + kv.Value.String())
+	}
+	for _, e := range s.Events {
+		b.WriteString(e.Name)
+		for _, kv := range e.Attributes {
+			b.WriteString(kv.Value.String())
+		}
+	}
+	return b.String()
 }
