@@ -37,6 +37,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/metered"
 	"github.com/dockside-dev/dockside/internal/archive"
+	"github.com/dockside-dev/dockside/internal/cachetrim"
 	"github.com/dockside-dev/dockside/internal/controller/checkpoint"
 	"github.com/dockside-dev/dockside/internal/controller/execution"
 	"github.com/dockside-dev/dockside/internal/controller/nodelifecycle"
@@ -581,15 +582,19 @@ func managerOptions(scheme *runtime.Scheme, opts Options) ctrl.Options {
 		// Only this node's Sandboxes are cached and watched (spec.nodeName is a CRD selectable field, so the
 		// API server filters); unbound ones come through a second cache (see New).
 		Cache: cache.Options{
-			// No reconciler reads managed fields, which can be most of a small object.
-			DefaultTransform: cache.TransformStripManagedFields(),
+			// Every object, the node's own Sandboxes included, without the labels, annotations, managed fields
+			// and ownerReferences no reconciler reads, which only the object's size bounds (docs/security.md,
+			// "What bounds the agent's memory").
+			DefaultTransform: cachetrim.Transform,
 			ByObject: map[client.Object]cache.ByObject{
 				&dsv1alpha1.Sandbox{}: {Field: fields.OneTermEqualSelector(dsv1alpha1.FieldSandboxNodeName, opts.Node)},
 				// Executions carry no node: each agent sees them all, so it keeps only their bounded fields,
 				// without command, stdin, env or output (the reconciler reads those from the API server).
 				&dsv1alpha1.Execution{}: {Transform: execution.CacheTransform},
 				// The agents' Leases, which the node lifecycle controller watches (only with leader election).
-				&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{opts.LeaseNamespace: {}}},
+				// Their annotations hold the agents' data plane addresses (internal/dataplane); only operators write
+				// in that namespace.
+				&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{opts.LeaseNamespace: {}}, Transform: cache.TransformStripManagedFields()},
 			},
 		},
 		Metrics:                       metricsServing(opts),

@@ -4,10 +4,10 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/cachetrim"
 )
 
 // CacheTransform trims an Execution before it enters the agent's cache (the cache's Transform). Executions
@@ -15,8 +15,8 @@ import (
 // for by every agent for every Execution of every namespace. It keeps what places an Execution in its
 // Sandbox's queue and says where it stands, all of it bounded by validation or written only by agents: name,
 // UID, resourceVersion, generation, creation and deletion times, the Sandbox ownerReference, sandboxName,
-// timeoutSeconds, maxOutputBytes, ttlSecondsAfterFinished and the status without its output. It drops the
-// command, stdin, env, workingDir, labels, annotations, managed fields and stdout and stderr, which a client
+// timeoutSeconds, maxOutputBytes, ttlSecondsAfterFinished and the status without its output (cachetrim.Meta
+// for the metadata). It drops the command, stdin, env, workingDir, finalizers, stdout and stderr, which a client
 // can fill up to the API server's object size limit (about 1.5 MiB). What needs them reads the Execution from
 // the API server (fullRead).
 func CacheTransform(obj any) (any, error) {
@@ -30,24 +30,17 @@ func CacheTransform(obj any) (any, error) {
 func trimmed(ex *dsv1alpha1.Execution) *dsv1alpha1.Execution {
 	out := &dsv1alpha1.Execution{
 		TypeMeta: ex.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: ex.Namespace, Name: ex.Name, UID: ex.UID, ResourceVersion: ex.ResourceVersion,
-			Generation: ex.Generation, CreationTimestamp: ex.CreationTimestamp, DeletionTimestamp: ex.DeletionTimestamp,
-		},
+		// Only the Sandbox ownerReference is read; a client may add any number of others. The finalizers are
+		// no agent's: none is written from this copy.
+		ObjectMeta: cachetrim.Meta(&ex.ObjectMeta, isSandboxRef),
 		Spec: dsv1alpha1.ExecutionSpec{
 			SandboxName: ex.Spec.SandboxName, TimeoutSeconds: ex.Spec.TimeoutSeconds,
 			MaxOutputBytes: ex.Spec.MaxOutputBytes, TTLSecondsAfterFinished: ex.Spec.TTLSecondsAfterFinished,
 		},
 		Status: ex.Status,
 	}
+	out.Finalizers = nil
 	out.Status.Stdout, out.Status.Stderr = "", ""
-	// Only the Sandbox ownerReference is read; a client may add any number of others.
-	for _, ref := range ex.OwnerReferences {
-		if isSandboxRef(ref) {
-			out.OwnerReferences = []metav1.OwnerReference{ref}
-			break
-		}
-	}
 	return out
 }
 

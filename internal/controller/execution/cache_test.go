@@ -36,12 +36,10 @@ func bulky() *dsv1alpha1.Execution {
 		ex.Spec.Command = append(ex.Spec.Command, strings.Repeat("c", 16<<10))
 		ex.Spec.Env = append(ex.Spec.Env, dsv1alpha1.ExecutionEnvVar{Name: strings.Repeat("N", 200) + string(rune('A'+i%26)), Value: strings.Repeat("v", 32<<10)})
 	}
-	for i := range 1000 {
-		ex.OwnerReferences = append(ex.OwnerReferences, metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Thing", Name: strings.Repeat("t", 200), UID: "x"})
-		if i == 500 {
-			ex.OwnerReferences = append(ex.OwnerReferences, metav1.OwnerReference{APIVersion: dsv1alpha1.GroupVersion.String(), Kind: "Sandbox", Name: "shell", UID: "s1", Controller: ptr.To(true)})
-		}
-	}
+	// Other ownerReferences around the Sandbox's (their bulk is cachetrim's test).
+	other := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Thing", Name: "t", UID: "x"}
+	ex.OwnerReferences = []metav1.OwnerReference{other,
+		{APIVersion: dsv1alpha1.GroupVersion.String(), Kind: "Sandbox", Name: "shell", UID: "s1", Controller: ptr.To(true)}, other}
 	return ex
 }
 

@@ -1,11 +1,8 @@
 package sandbox
 
 import (
-	"strings"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/cachetrim"
 )
 
 // UnboundCacheTransform trims a Sandbox bound to no node before it enters the agent's cache of unbound
@@ -15,12 +12,10 @@ import (
 // "What bounds the agent's memory").
 //
 // It keeps what binding, room accounting and the pool and claim controllers read, all of it small and bounded
-// by validation: name, UID, resourceVersion, generation, creation and deletion times, finalizers, the
-// controller ownerReference, the dockside.dev/ labels (pool, claim and template hash, which their lists select
-// on), and of the spec everything but the program and its environment: command (but that there is one),
-// args, env, commandEnv, workingDir and network.allow are dropped, and with them annotations, other labels and
-// managed fields. The
-// status is kept whole: agents write it, within its validation. Binding writes only spec.nodeName and a
+// by validation: the metadata every cache keeps (cachetrim.Meta: the controller ownerReference, and the pool,
+// claim and template hash labels, which their lists select on), and of the spec everything but the program
+// and its environment: command (but that there is one), args, env, commandEnv, workingDir and network.allow
+// are dropped. The status is kept whole: agents write it, within its validation. Binding writes only spec.nodeName and a
 // finalizer, and the status pass only status, each as a merge patch against this copy, so what it lacks is
 // never written back; once bound, the node's cache holds the Sandbox whole.
 func UnboundCacheTransform(obj any) (any, error) {
@@ -33,32 +28,8 @@ func UnboundCacheTransform(obj any) (any, error) {
 // runMarker stands for the command of an unbound run in the cache: nothing there runs it.
 const runMarker = "(the command is read once the Sandbox is bound)"
 
-// docksideLabels is the prefix of the labels the agents set and select on (api/v1alpha1/pool_conditions.go).
-const docksideLabels = "dockside.dev/"
-
 func trimmedUnbound(sbx *dsv1alpha1.Sandbox) *dsv1alpha1.Sandbox {
-	out := &dsv1alpha1.Sandbox{
-		TypeMeta: sbx.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: sbx.Namespace, Name: sbx.Name, UID: sbx.UID, ResourceVersion: sbx.ResourceVersion,
-			Generation: sbx.Generation, CreationTimestamp: sbx.CreationTimestamp, DeletionTimestamp: sbx.DeletionTimestamp,
-			// Whole: a bind's merge patch sends the list it adds to in full.
-			Finalizers: sbx.Finalizers,
-		},
-		Spec:   sbx.Spec,
-		Status: sbx.Status,
-	}
-	for k, v := range sbx.Labels {
-		if strings.HasPrefix(k, docksideLabels) {
-			if out.Labels == nil {
-				out.Labels = map[string]string{}
-			}
-			out.Labels[k] = v
-		}
-	}
-	if owner := metav1.GetControllerOf(sbx); owner != nil {
-		out.OwnerReferences = []metav1.OwnerReference{*owner}
-	}
+	out := &dsv1alpha1.Sandbox{TypeMeta: sbx.TypeMeta, ObjectMeta: cachetrim.Meta(&sbx.ObjectMeta, nil), Spec: sbx.Spec, Status: sbx.Status}
 	if len(out.Spec.Command) > 0 {
 		// A run stays a run (scope.isRun): what a run holds differs from a session's (runVolumeFootprint).
 		out.Spec.Command = []string{runMarker}
