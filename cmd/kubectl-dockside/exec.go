@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/gorilla/websocket"
 	"golang.org/x/term"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
@@ -136,7 +137,20 @@ func streamExec(ctx context.Context, cfg *rest.Config, ns, sandbox string, comma
 		defer restore()
 		opts.TerminalSizeQueue = sizes
 	}
-	return exitCodeOf(executor.StreamWithContext(ctx, opts))
+	code, err := exitCodeOf(executor.StreamWithContext(ctx, opts))
+	if brokenStream(err) {
+		return 0, fmt.Errorf("the connection to the Sandbox broke before the command ended (its agent or the API server stopped); "+
+			"the command's input is closed, and what it did after is unknown: %w", err)
+	}
+	return code, err
+}
+
+// brokenStream tells whether err is the connection cut under a stream under way, as client-go reports it: the
+// WebSocket closed without the server's status (its agent was killed; docs/agent.md, "When the API server is
+// out"), or the connection ended in the middle of a read.
+func brokenStream(err error) bool {
+	var closed *websocket.CloseError
+	return (errors.As(err, &closed) && closed.Code != websocket.CloseNormalClosure) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // newExecutor is an executor of the command as kubectl exec makes one: WebSocket, falling back to SPDY.

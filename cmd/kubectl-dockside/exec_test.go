@@ -1,9 +1,15 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"testing"
 
+	"github.com/gorilla/websocket"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -48,4 +54,17 @@ func TestForwardSpec(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring(`"http" is not a port`)))
 	_, _, _, err = forwardSpec([]string{"80", "70000"})
 	g.Expect(err).To(MatchError(ContainSubstring(`"70000" is not a port`)))
+}
+
+// A stream whose agent was killed ends as client-go reports a WebSocket closed without a close frame (gorilla's
+// 1006) under its error stream; a refusal by the API server or a normal close is no broken stream.
+func TestBrokenStream(t *testing.T) {
+	g := NewWithT(t)
+	cut := fmt.Errorf("error reading from error stream: %w", fmt.Errorf("next reader: %w",
+		&websocket.CloseError{Code: websocket.CloseAbnormalClosure, Text: io.ErrUnexpectedEOF.Error()}))
+	g.Expect(brokenStream(cut)).To(BeTrue())
+	g.Expect(brokenStream(fmt.Errorf("read: %w", io.ErrUnexpectedEOF))).To(BeTrue())
+	g.Expect(brokenStream(&websocket.CloseError{Code: websocket.CloseNormalClosure})).To(BeFalse())
+	g.Expect(brokenStream(apierrors.NewForbidden(schema.GroupResource{Resource: "sandboxes/exec"}, "box", errors.New("no")))).To(BeFalse())
+	g.Expect(brokenStream(nil)).To(BeFalse())
 }

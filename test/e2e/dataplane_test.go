@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dockside-dev/dockside/test/internal/agentproc"
 	"github.com/dockside-dev/dockside/test/internal/loopback"
 	"github.com/dockside-dev/dockside/test/internal/sandboxexec"
 	"github.com/dockside-dev/dockside/test/internal/syncbuffer"
@@ -74,10 +73,7 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 	})
 
 	It("streams a line to kubectl dockside exec before the command ends, takes stdin and exits with its code", func() {
-		bin, err := filepath.Abs(agentproc.BinDir())
-		Expect(err).NotTo(HaveOccurred())
-		cmd := exec.Command(cp.KubectlPath, "dockside", "exec", "-n", ns, "-i", "box", "--", "sh", "-c", "echo first; read line; echo got:$line; exit 3")
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		cmd := pluginCommand("exec", "-n", ns, "-i", "box", "--", "sh", "-c", "echo first; read line; echo got:$line; exit 3")
 		stdin, err := cmd.StdinPipe()
 		Expect(err).NotTo(HaveOccurred())
 		lines, stderr := startLines(cmd)
@@ -144,11 +140,8 @@ var _ = Describe("the data plane: exec through the API server", Ordered, func() 
 		apply(ns, "apiVersion: dockside.dev/v1alpha1\nkind: Sandbox\nmetadata: {name: served}\nspec: {image: dockside.dev/busybox:local, services: [web]}\n")
 		DeferCleanup(func() { deleteAndExpectGone(ns, "served") })
 		waitFor(ns, "sandbox/served", "condition=Ready", 3*time.Minute)
-		bin, err := filepath.Abs(agentproc.BinDir())
-		Expect(err).NotTo(HaveOccurred())
 		local := freePort()
-		cmd := exec.Command(cp.KubectlPath, "dockside", "port-forward", "-n", ns, "served", "web:8080", fmt.Sprint(local))
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		cmd := pluginCommand("port-forward", "-n", ns, "served", "web:8080", fmt.Sprint(local))
 		out := &syncbuffer.Buffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		Expect(cmd.Start()).To(Succeed())

@@ -6,13 +6,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/dockside-dev/dockside/test/internal/agentproc"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -199,13 +196,10 @@ func plugin(stdin string, args ...string) pluginResult {
 // dockside runs `kubectl dockside VERB ARGS...` the way a user does: kubectl finds kubectl-dockside on the PATH.
 func dockside(verb, stdin string, args ...string) pluginResult {
 	GinkgoHelper()
-	bin, err := filepath.Abs(agentproc.BinDir())
-	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(cp.KubectlPath, append([]string{"dockside", verb}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd := pluginCommand(append([]string{verb}, args...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, &errOut
-	err = cmd.Run()
+	err := cmd.Run()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		Fail(fmt.Sprintf("kubectl dockside %s %v: %v", verb, args, err))

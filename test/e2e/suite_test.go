@@ -80,6 +80,7 @@ var _ = AfterSuite(func() {
 		agent.stop()
 	}
 	traces.stop() // after the agent, which sends the spans it still holds as it stops
+	stopRestartedControlPlane()
 	Expect(cp.Stop()).To(Succeed())
 	Expect(dockercli.Leftovers(node)).To(BeEmpty(), "labelled Docker resources left behind by node %s", node)
 })

@@ -1,6 +1,7 @@
 // Package controlprocs finds the processes of a local control plane (internal/controlplane) by the port they
 // serve, so that a test can freeze one (SIGSTOP) as a control plane that stops answering would, and let it go
-// on (SIGCONT). Only processes of the test's own control plane are found: the port names them.
+// on (SIGCONT), or kill one and start it again (restart.go) as a crash and its supervisor would. Only
+// processes of the test's own control plane are found: the port names them.
 package controlprocs
 
 import (
@@ -25,6 +26,29 @@ func APIServer(host string) (int, error) {
 	return find("kube-apiserver", "--secure-port="+u.Port())
 }
 
+// Etcd is the PID of the etcd that the kube-apiserver apiServer stores in: the one serving its --etcd-servers.
+func Etcd(apiServer int) (int, error) {
+	args, err := cmdline(apiServer)
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range args {
+		if servers, ok := strings.CutPrefix(a, "--etcd-servers="); ok {
+			return find("etcd", "--listen-client-urls="+servers)
+		}
+	}
+	return 0, fmt.Errorf("kube-apiserver %d has no --etcd-servers", apiServer)
+}
+
+// cmdline is the program and arguments of process pid.
+func cmdline(pid int) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the command line of process %d: %w", pid, err)
+	}
+	return strings.Split(strings.TrimRight(string(data), "\x00"), "\x00"), nil
+}
+
 // find is the one process whose program is name and whose arguments hold arg.
 func find(name, arg string) (int, error) {
 	entries, err := os.ReadDir("/proc")
@@ -37,11 +61,10 @@ func find(name, arg string) (int, error) {
 		if err != nil {
 			continue
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args, err := cmdline(pid)
 		if err != nil {
 			continue // gone meanwhile, or not ours to read
 		}
-		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
 		if filepath.Base(args[0]) == name && slices.Contains(args[1:], arg) {
 			found = append(found, pid)
 		}

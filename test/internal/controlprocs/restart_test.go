@@ -1,0 +1,54 @@
+package controlprocs
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+func TestKillThenStartRunsTheSameCommandAgain(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sleep", "60")
+	cmd.Dir, cmd.Env = dir, []string{"MARK=first"}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait() }() // reaped as the control plane reaps its processes
+	stopped, err := Kill(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exited(cmd.Process.Pid) {
+		t.Fatal("Kill returned before the process exited")
+	}
+	p, err := stopped.Start(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := cmdline(p.Pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"sleep", "60"}; !slices.Equal(args, want) {
+		t.Errorf("started again as %q, want %q", args, want)
+	}
+	environ, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.Pid()), "environ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(environ) != "MARK=first\x00" {
+		t.Errorf("environment %q, want the first run's", environ)
+	}
+	if cwd, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(p.Pid()), "cwd")); cwd != dir {
+		t.Errorf("working folder %q, want %q", cwd, dir)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !exited(p.Pid()) {
+		t.Error("Stop returned before the process exited")
+	}
+}
