@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestKillThenStartRunsTheSameCommandAgain(t *testing.T) {
@@ -17,6 +18,7 @@ func TestKillThenStartRunsTheSameCommandAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = cmd.Wait() }() // reaped as the control plane reaps its processes
+	execDone(t, cmd.Process.Pid)
 	stopped, err := Kill(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
@@ -28,11 +30,7 @@ func TestKillThenStartRunsTheSameCommandAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := cmdline(p.Pid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"sleep", "60"}; !slices.Equal(args, want) {
+	if args, want := execDone(t, p.Pid()), []string{"sleep", "60"}; !slices.Equal(args, want) {
 		t.Errorf("started again as %q, want %q", args, want)
 	}
 	environ, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.Pid()), "environ"))
@@ -50,5 +48,20 @@ func TestKillThenStartRunsTheSameCommandAgain(t *testing.T) {
 	}
 	if !exited(p.Pid()) {
 		t.Error("Stop returned before the process exited")
+	}
+}
+
+// execDone waits until pid's exec has finished setting up its arguments and returns them: exec.Cmd.Start
+// returns once the new program is committed to, a moment before the kernel has filled /proc/PID/cmdline.
+func execDone(t *testing.T, pid int) []string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		args, err := cmdline(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args[0] != "" || time.Now().After(deadline) {
+			return args
+		}
 	}
 }
