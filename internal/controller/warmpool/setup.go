@@ -3,13 +3,10 @@ package warmpool
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -18,14 +15,14 @@ import (
 )
 
 // SetupWithManager wires the reconciler: every pool; the pools of a template that changes; the pool of a
-// Sandbox of this node (the manager's cache, memberEvents) or an unbound one that changes (started, ready,
-// claimed, deleted); and every pool when a Sandbox of no pool waits unbound for room, or stops waiting.
+// Sandbox of this node (the manager's cache) or an unbound one that changes (started, ready, claimed,
+// deleted); and every pool when a Sandbox of no pool waits unbound for room, or stops waiting.
 func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("sandboxwarmpool").
 		For(&dsv1alpha1.SandboxWarmPool{}).
 		Watches(&dsv1alpha1.SandboxTemplate{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfTemplate)).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &dsv1alpha1.Sandbox{}, memberEvents())).
+		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(poolOf)).
 		WatchesRawSource(source.Kind(r.Unbound, &dsv1alpha1.Sandbox{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.poolsOfUnbound))).
 		WithOptions(opts).
@@ -34,43 +31,6 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, opts 
 		return fmt.Errorf("setting up the SandboxWarmPool controller: %w", err)
 	}
 	return nil
-}
-
-// refillAfterClaim is how long after a claim takes a member the pool starts its refill: claims made together
-// are bound first, and the refills' container starts (Docker's work, the busiest on the machine) come after
-// them rather than beside them (docs/pools.md, "How fast"). A refill takes far longer than this anyway.
-const refillAfterClaim = time.Second
-
-// memberEvents enqueues the pool of a Sandbox of this node that changes, refillAfterClaim after a claim takes
-// it, and not at all for later changes of a claimed one, which the pool no longer counts.
-func memberEvents() handler.TypedEventHandler[*dsv1alpha1.Sandbox, reconcile.Request] {
-	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	add := func(ctx context.Context, q queue, sbx *dsv1alpha1.Sandbox) {
-		for _, req := range poolOf(ctx, sbx) {
-			q.Add(req)
-		}
-	}
-	return handler.TypedFuncs[*dsv1alpha1.Sandbox, reconcile.Request]{
-		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*dsv1alpha1.Sandbox], q queue) {
-			add(ctx, q, e.Object)
-		},
-		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*dsv1alpha1.Sandbox], q queue) {
-			switch claimedOld, claimedNew := e.ObjectOld.Labels[dsv1alpha1.LabelClaim] != "", e.ObjectNew.Labels[dsv1alpha1.LabelClaim] != ""; {
-			case !claimedNew:
-				add(ctx, q, e.ObjectNew)
-			case !claimedOld:
-				for _, req := range poolOf(ctx, e.ObjectNew) {
-					q.AddAfter(req, refillAfterClaim)
-				}
-			}
-		},
-		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*dsv1alpha1.Sandbox], q queue) {
-			add(ctx, q, e.Object)
-		},
-		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[*dsv1alpha1.Sandbox], q queue) {
-			add(ctx, q, e.Object)
-		},
-	}
 }
 
 // poolOf is the pool whose label a Sandbox carries.

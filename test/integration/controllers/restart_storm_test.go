@@ -28,6 +28,9 @@ const (
 	stormSandboxes = 200
 	stormQPS       = 20
 	stormBurst     = 20
+	// stormSlack widens the spans the bucket's bound is checked over by how late a loaded machine may note
+	// a request (43 in one second against a bound of 41 was seen in CI on 5 December).
+	stormSlack = 500 * time.Millisecond
 )
 
 // requestLog notes when each request of an agent left for the API server (after its client's rate limiter),
@@ -66,6 +69,14 @@ func (l *requestLog) requests() []sentRequest {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// spanOf is the time from the first request to the last.
+func spanOf(sent []sentRequest) time.Duration {
+	if len(sent) == 0 {
+		return 0
+	}
+	return sent[len(sent)-1].at.Sub(sent[0].at)
+}
 
 // mostInWindow is the most requests sent within any span of d.
 func mostInWindow(sent []sentRequest, d time.Duration) int {
@@ -187,10 +198,15 @@ var _ = Describe("An agent back after its node was lost, under 200 Ready Sandbox
 		GinkgoWriter.Printf("the restarted agent: %d requests (writes by method %v), all %d Sandboxes Ready again %s after its start; most in one second %d (limit %d/s, burst %d)\n",
 			len(requests), writes, stormSandboxes, backAt.Sub(startAt).Round(time.Millisecond), most, stormQPS, stormBurst)
 		Expect(writes[http.MethodPatch]+writes[http.MethodPut]).To(BeNumerically(">=", stormSandboxes), "each Sandbox written back")
-		// A token bucket lets at most burst + qps × d requests through in any span d; one more for the
-		// bucket's refill between two reads of the clock.
+		// The bucket spreads the writes: the last of them leaves no earlier than its tokens allow, however
+		// late the machine runs (a delay only spreads them more).
+		Expect(spanOf(requests)).To(BeNumerically(">=", time.Duration(float64(len(requests)-stormBurst)/stormQPS*float64(time.Second))*9/10),
+			"the requests spread over the time the bucket's tokens take")
+		// A token bucket lets at most burst + qps × d requests through in any span d. The log's clock reads
+		// each request after the bucket let it go, when its goroutine runs again: on a loaded machine some
+		// are read late, next to later ones, so the span is widened by stormSlack.
 		for _, d := range []time.Duration{100 * time.Millisecond, time.Second, 5 * time.Second} {
-			limit := stormBurst + int(stormQPS*d.Seconds()) + 1
+			limit := stormBurst + int(stormQPS*(d+stormSlack).Seconds()) + 1
 			Expect(mostInWindow(requests, d)).To(BeNumerically("<=", limit), "requests within %s", d)
 		}
 	})
