@@ -38,10 +38,12 @@ func (d *Docker) killSession(ctx context.Context, id, name string, leader int) (
 		}
 		in = sessionOf(procs, leader)
 		for p := range procs {
+			// One is enough: the agent sees all of the daemon's processes or none. Ask each until one answers,
+			// since any may have ended since the listing (the container's first process lives on).
 			if inContainer(p, id) == nil {
 				d.seesHostPIDs.Store(true)
+				break
 			}
-			break // one is enough: the agent sees all of the daemon's processes or none
 		}
 	}
 	return d.killAll(in, id, name)
@@ -128,8 +130,9 @@ func (d *Docker) killAll(in map[int]bool, id, name string) (int, error) {
 			errs = append(errs, err)
 		}
 	}
-	if unseen > 0 && unseen == len(in) {
+	if unseen > 0 && unseen == len(in) && !d.seesHostPIDs.Load() {
 		// The daemon lists them and none is in our /proc: the agent does not see the daemon's host processes.
+		// (Once it is known to see them, an unseen one had just ended, as a killed command's processes do.)
 		return 0, errorf(KindUncertain, PhaseExec, name, "%d processes of the exec are left running: the agent does not share the daemon's host PID namespace", unseen)
 	}
 	if len(errs) > 0 {
