@@ -143,7 +143,10 @@ func (d *Docker) awaitSupervised(ctx context.Context, id, name string, ref ExecR
 	case err != nil:
 		return ExecResult{}, err
 	}
-	res, err := d.readRun(ctx, id, name, req.Supervised.Key, req.OutputLimit)
+	var res ExecResult
+	if !d.printedNothing(ctx, id, req.Supervised.Key) {
+		res, err = d.readRun(ctx, id, name, req.Supervised.Key, req.OutputLimit)
+	}
 	res.Reason, res.ExitCode, res.Duration = ExecCompleted, code, time.Since(start)
 	if err != nil {
 		return res, err

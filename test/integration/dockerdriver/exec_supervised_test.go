@@ -5,8 +5,12 @@ package dockerdriver_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
+
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -54,6 +58,41 @@ var _ = Describe("Exec under the supervisor", func() {
 		Expect(string(res.Stdout)).To(Equal("out in\n"))
 		Expect(string(res.Stderr)).To(Equal("err\n"))
 		Expect(res.ContainerKilled).To(BeFalse())
+	})
+
+	It("reads the run's files back only when the command printed something", func(ctx SpecContext) {
+		// archiveReads counts Docker's reads of the container's files (its archive-path events) while f runs.
+		archiveReads := func(f func()) int {
+			since := time.Now()
+			f()
+			msgs, errs := docker.Events(ctx, events.ListOptions{
+				Since: since.Format(time.RFC3339Nano), Until: time.Now().Add(time.Second).Format(time.RFC3339Nano),
+				Filters: filters.NewArgs(filters.Arg("container", target.Name), filters.Arg("event", "archive-path")),
+			})
+			n := 0
+			for {
+				select {
+				case <-msgs:
+					n++
+				case err := <-errs:
+					Expect(err).To(MatchError(io.EOF))
+					return n
+				}
+			}
+		}
+		var ref dd.ExecRef
+		Expect(archiveReads(func() {
+			res, err := driver.Exec(ctx, target.Name, supervised("true", 30*time.Second, &ref))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Stdout).To(BeEmpty())
+			Expect(res.Stderr).To(BeEmpty())
+		})).To(BeZero(), "nothing printed: nothing read back")
+		Expect(archiveReads(func() {
+			res, err := driver.Exec(ctx, target.Name, supervised("echo err >&2", 30*time.Second, &ref))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Stdout).To(BeEmpty())
+			Expect(string(res.Stderr)).To(Equal("err\n"))
+		})).To(Equal(1), "stderr alone is read back")
 	})
 
 	It("keeps the first 256 KiB of each stream and counts the rest", func(ctx SpecContext) {
