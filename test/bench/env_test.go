@@ -17,17 +17,21 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/test/internal/controlprocs"
 	"github.com/dockside-dev/dockside/test/internal/loopback"
 	"github.com/dockside-dev/dockside/test/internal/namespaces"
 )
 
 // env is a control plane of its own with one agent (a child process) and a client that times Sandboxes.
 type env struct {
-	node      string
-	cfg       *rest.Config
-	k8s       client.Client
-	cp        *controlplane.ControlPlane
-	agent     *agentProcess
+	node  string
+	cfg   *rest.Config
+	k8s   client.Client
+	cp    *controlplane.ControlPlane
+	agent *agentProcess
+	// apiServer is kube-apiserver as a fault last started it again (faults_test.go), which the control plane
+	// does not know of: stop ends it before the control plane's own stop.
+	apiServer *controlprocs.Process
 	sandboxes *tracker
 	claims    *tracker
 	stopWatch context.CancelFunc
@@ -141,6 +145,9 @@ func (e *env) stop() error {
 	}
 	if e.stopWatch != nil {
 		e.stopWatch()
+	}
+	if e.apiServer != nil {
+		errs = append(errs, e.apiServer.Stop())
 	}
 	return errors.Join(append(errs, e.cp.Stop())...)
 }

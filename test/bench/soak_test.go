@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -21,9 +23,12 @@ import (
 )
 
 // The soak: create → Ready → delete → gone cycles, several at once, while the agent is SIGKILLed at random
-// moments and restarted at once (issue 17).
+// moments and restarted at once (issue 17), and kube-apiserver is frozen or SIGKILLed and restarted (issue 30;
+// the faults are in faults_test.go).
 const (
-	soakCycles = 1000
+	// soakCycles is how many cycles make bench runs; soakCyclesEnv asks for fewer (or more), for a quick run.
+	soakCycles    = 1000
+	soakCyclesEnv = "DOCKSIDE_SOAK_CYCLES"
 	// soakInFlight is how many cycles run at once: enough to keep the agent busy at every kill, few enough
 	// for two loaded cores. Measured on 2 vCPUs at load 7 to 21: 50 cycles in 37 s (12 at once) to 61 s (16);
 	// the whole soak in 14 minutes.
@@ -31,12 +36,12 @@ const (
 	// Every soakServiceEvery-th Sandbox has the service web (a topology network of its own); the others
 	// have none. Both kinds alternate between network None and Isolated.
 	soakServiceEvery = 10
-	// A Sandbox not Ready, or not gone after its delete, within these fails the soak.
+	// A Sandbox not Ready within soakReadyLimit of its create, or not gone within soakGoneLimit of its delete,
+	// fails the soak.
 	soakReadyLimit = 3 * time.Minute
 	soakGoneLimit  = 3 * time.Minute
-	// The agent is killed after a random pause between these, and restarted at once.
-	soakKillMin = 5 * time.Second
-	soakKillMax = 25 * time.Second
+	// soakDescribeLimit bounds the look at a stuck Sandbox that a failure message holds.
+	soakDescribeLimit = time.Minute
 	// soakPollEvery is how often Docker is listed for duplicates.
 	soakPollEvery = 3 * time.Second
 	// soakMaxFailures failed cycles stop the soak from starting more: the agent is broken, and waiting out
@@ -63,15 +68,34 @@ func soakAgent(dir string) agentCommand {
 	}
 }
 
+// soakCycleCount is $DOCKSIDE_SOAK_CYCLES, else soakCycles.
+func soakCycleCount() (int, error) {
+	v := os.Getenv(soakCyclesEnv)
+	if v == "" {
+		return soakCycles, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a number of cycles, at least 1", soakCyclesEnv, v)
+	}
+	return n, nil
+}
+
 // BenchmarkSoak runs soakCycles create → Ready → delete → gone cycles of session Sandboxes, soakInFlight at
-// once, while a killer SIGKILLs the agent at random moments and restarts it at once. Meanwhile Docker is
-// listed every few seconds for duplicates (more than one container of one role, topology network or
-// workspace of one Sandbox at once); at the end, with every Sandbox deleted and the agent running, what the
-// node still holds in Docker is a leak. It reports both, the API writes per Sandbox, and the cycle times.
-// A Sandbox stuck (not Ready, or not gone after its delete, within 3 minutes), a leak or a duplicate fails
-// it, after the figures are recorded.
+// once, under faults at random moments (faults_test.go): the agent SIGKILLed and restarted at once,
+// kube-apiserver frozen, kube-apiserver SIGKILLed and started again. Meanwhile Docker is listed every few
+// seconds for duplicates (more than one container of one role, topology network or workspace of one Sandbox
+// at once); at the end, with every Sandbox deleted and the agent running, what the node still holds in
+// Docker is a leak. It reports both, the sessions seen poisoned (none of them runs anything that could
+// poison it: a poisoning is the agent's doing), the API writes per Sandbox, and the cycle times. A Sandbox
+// stuck (not Ready, or not gone after its delete, within 3 minutes), a poisoning, a leak, a duplicate, or an
+// agent that exited by itself fails it, after the figures are recorded.
 func BenchmarkSoak(b *testing.B) {
 	ctx := context.Background()
+	cycles, err := soakCycleCount()
+	if err != nil {
+		b.Fatal(err)
+	}
 	dir := filepath.Join(runDir, "soak")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.Fatal(err)
@@ -98,12 +122,13 @@ func BenchmarkSoak(b *testing.B) {
 	}
 
 	seed := time.Now().UnixNano()
-	fmt.Printf("soak: node %s, killer seed %d, agent log %s\n", e.node, seed, e.agent.Log)
+	fmt.Printf("soak: %d cycles, node %s, fault seed %d, agent log %s\n", cycles, e.node, seed, e.agent.Log)
 	start := time.Now()
+	api := newAPIGate()
 	watch := watchDuplicates(e.node, soakPollEvery)
-	killer := startKiller(e.agent, seed)
-	run := e.soakCycles(ctx, ns)
-	kills, killErr := killer.stop()
+	injector := startFaults(e, api, dir, seed)
+	run := e.soakCycles(ctx, ns, cycles, api)
+	faults, faultErr := injector.stop()
 	dups := watch.stop()
 	elapsed := time.Since(start)
 	after, err := apiServerMetrics(ctx, e.cfg)
@@ -123,23 +148,39 @@ func BenchmarkSoak(b *testing.B) {
 	}
 
 	perSandbox := func(v float64) *float64 { return num(v / float64(max(run.done, 1))) }
+	apiWritesPerSandbox := func(group string) *float64 {
+		return perSandbox(apiWrites(before, after, injector.countersAtRestarts, group))
+	}
+	kills, _, killOut := count(faults, agentKill)
+	freezes, frozen, longestFreeze := count(faults, apiFreeze)
+	restarts, _, restartOut := count(faults, apiRestart)
 	record(b, group{
 		Key: "soak",
-		Title: fmt.Sprintf("Soak, %d create → Ready → delete → gone cycles of session Sandboxes, %d at once (every %dth with the service web, half network None, half Isolated), the agent SIGKILLed every %s to %s at random and restarted at once",
-			soakCycles, soakInFlight, soakServiceEvery, soakKillMin, soakKillMax),
+		Title: fmt.Sprintf("Soak, %d create → Ready → delete → gone cycles of session Sandboxes, %d at once (every %dth with the service web, "+
+			"half network None, half Isolated), under a fault every %s to %s at random: %d in 10 the agent SIGKILLed and restarted at once, "+
+			"%d in 10 kube-apiserver frozen (SIGSTOP) for %s to %s, %d in 10 kube-apiserver SIGKILLed and started again",
+			cycles, soakInFlight, soakServiceEvery, soakFaultMin, soakFaultMax, soakAgentKillsIn10, soakFreezesIn10, soakFreezeMin, soakFreezeMax,
+			10-soakAgentKillsIn10-soakFreezesIn10),
 		Baseline: "none",
 		Figures: []figure{
 			{Name: "cycles done", Unit: "cycles", Dockside: num(float64(run.done)), Note: fmt.Sprintf("in %s; %d failed", elapsed.Round(time.Second), len(run.failures))},
-			{Name: "agent kills (SIGKILL)", Unit: "kills", Dockside: num(float64(len(kills))), Note: fmt.Sprintf("seed %d", seed)},
+			{Name: "agent kills (SIGKILL, restarted at once)", Unit: "kills", Dockside: num(float64(kills)),
+				Note: fmt.Sprintf("%d faults in all, seed %d; the agent's metrics answered again within %s", len(faults), seed, killOut.Round(time.Millisecond))},
+			{Name: "kube-apiserver freezes (SIGSTOP, then SIGCONT)", Unit: "freezes", Dockside: num(float64(freezes)),
+				Note: fmt.Sprintf("frozen %s in all, %s at most", frozen.Round(time.Second), longestFreeze.Round(time.Second))},
+			{Name: "kube-apiserver restarts (SIGKILL, started again with the same arguments)", Unit: "restarts", Dockside: num(float64(restarts)),
+				Note: fmt.Sprintf("/readyz answered again within %s", restartOut.Round(time.Millisecond))},
+			{Name: "sessions poisoned (TopologyPoisoned=True seen during their cycle)", Unit: "sessions", Dockside: num(float64(len(run.poisoned))), Goal: "0",
+				Note: byReason(run.poisoned)},
 			leakFigure("leaked containers", "containers", "container", left, leftAfterSweep),
 			leakFigure("leaked networks", "networks", "network", left, leftAfterSweep),
 			leakFigure("leaked volumes", "volumes", "volume", left, leftAfterSweep),
 			{Name: "duplicates seen (a role of one Sandbox with more than one object at once)", Unit: "duplicates", Dockside: num(float64(len(dups.found))), Goal: "0",
 				Note: fmt.Sprintf("most at once of one role: %d; Docker listed %d times, every %s", dups.most, dups.samples, soakPollEvery)},
 			{Name: "API writes (dockside.dev) per Sandbox, its create and delete included", Unit: "writes",
-				Dockside: perSandbox(writes(after, dsv1alpha1.GroupVersion.Group) - writes(before, dsv1alpha1.GroupVersion.Group))},
-			{Name: "API writes (all groups) per Sandbox", Unit: "writes", Dockside: perSandbox(writes(after, "") - writes(before, "")),
-				Note: "Events and the agent's Lease renewals and takeovers included"},
+				Dockside: apiWritesPerSandbox(dsv1alpha1.GroupVersion.Group)},
+			{Name: "API writes (all groups) per Sandbox", Unit: "writes", Dockside: apiWritesPerSandbox(""),
+				Note: "Events and the agent's Lease renewals and takeovers included; each kube-apiserver restart's counters added up"},
 			{Name: "apply → Ready p50", Unit: "s", Dockside: seconds(percentile(run.ready, 50))},
 			{Name: "apply → Ready p95", Unit: "s", Dockside: seconds(percentile(run.ready, 95))},
 			{Name: "cycle (create → gone) p50", Unit: "s", Dockside: seconds(percentile(run.cycle, 50))},
@@ -147,18 +188,21 @@ func BenchmarkSoak(b *testing.B) {
 		},
 	})
 
-	if killErr != nil {
-		b.Error(killErr)
+	if faultErr != nil {
+		b.Error(faultErr)
 	}
-	if len(run.failures)+len(dups.found)+len(left) > 0 {
-		b.Logf("soak: the agent was killed at %v", kills)
+	if faultErr != nil || len(run.failures)+len(run.poisoned)+len(dups.found)+len(left) > 0 {
+		b.Logf("soak: the faults were %v", faults)
 		keepLog(b, e.agent.Log, filepath.Join(os.TempDir(), "dockside-soak-"+e.node+".log"))
 	}
 	for _, f := range run.failures {
-		b.Errorf("soak: %s at %s (%s): %v\n%s", f.sandbox, f.at.Format(time.TimeOnly), sinceKill(kills, f.at), f.err, agentLogLines(e.agent.Log, f.sandbox))
+		b.Errorf("soak: %s at %s (%s): %v\n%s", f.sandbox, f.at.Format(time.TimeOnly), sinceFault(faults, f.at), f.err, agentLogLines(e.agent.Log, f.sandbox))
+	}
+	for _, p := range run.poisoned {
+		b.Errorf("soak: %s seen poisoned at %s (%s): %v\n%s", p.sandbox, p.at.Format(time.TimeOnly), sinceFault(faults, p.at), p.err, agentLogLines(e.agent.Log, p.sandbox))
 	}
 	for _, d := range dups.found {
-		b.Errorf("soak: duplicate %s at %s (%s): %v\n%s", d.key, d.at.Format(time.TimeOnly), sinceKill(kills, d.at), d.names, agentLogLines(e.agent.Log, d.sandbox))
+		b.Errorf("soak: duplicate %s at %s (%s): %v\n%s", d.key, d.at.Format(time.TimeOnly), sinceFault(faults, d.at), d.names, agentLogLines(e.agent.Log, d.sandbox))
 	}
 	for _, o := range left {
 		b.Errorf("soak: %s %s (role %s of Sandbox %q) left in Docker after every Sandbox was deleted; still there after a sweep: %v\n%s",
@@ -172,17 +216,32 @@ type soakRun struct {
 	ready    []time.Duration // create → Ready
 	cycle    []time.Duration // create → gone
 	failures []soakFailure
+	poisoned []soakFailure // when each was first seen poisoned, and why
 }
 
-// soakFailure is a cycle whose Sandbox was stuck.
+// soakFailure is a cycle whose Sandbox was stuck or poisoned.
 type soakFailure struct {
 	sandbox string
 	at      time.Time
 	err     error
 }
 
-// soakCycles runs the cycles, soakInFlight at once, and stops starting new ones after soakMaxFailures.
-func (e *env) soakCycles(ctx context.Context, ns string) soakRun {
+// byReason counts poisonings by their reason (the start of their message), for a figure's note.
+func byReason(poisoned []soakFailure) string {
+	counts := map[string]int{}
+	for _, p := range poisoned {
+		reason, _, _ := strings.Cut(p.err.Error(), ":")
+		counts[reason]++
+	}
+	var parts []string
+	for _, reason := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", reason, counts[reason]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// soakCycles runs n cycles, soakInFlight at once, and stops starting new ones after soakMaxFailures.
+func (e *env) soakCycles(ctx context.Context, ns string, n int, api *apiGate) soakRun {
 	var (
 		mu  sync.Mutex
 		run soakRun
@@ -192,19 +251,22 @@ func (e *env) soakCycles(ctx context.Context, ns string) soakRun {
 	for range soakInFlight {
 		wg.Go(func() {
 			for i := range next {
-				ready, cycle, err := e.soakCycle(ctx, ns, i)
+				c := e.soakCycle(ctx, ns, i, api)
 				mu.Lock()
 				run.done++
-				if err != nil {
-					run.failures = append(run.failures, soakFailure{sandbox: soakSandbox(ns, i).Name, at: time.Now(), err: err})
+				if c.err != nil {
+					run.failures = append(run.failures, soakFailure{sandbox: soakSandbox(ns, i).Name, at: time.Now(), err: c.err})
 				} else {
-					run.ready, run.cycle = append(run.ready, ready), append(run.cycle, cycle)
+					run.ready, run.cycle = append(run.ready, c.ready), append(run.cycle, c.cycle)
+				}
+				if c.poisoned != "" {
+					run.poisoned = append(run.poisoned, soakFailure{sandbox: soakSandbox(ns, i).Name, at: c.poisonedAt, err: errors.New(c.poisoned)})
 				}
 				mu.Unlock()
 			}
 		})
 	}
-	for i := range soakCycles {
+	for i := range n {
 		mu.Lock()
 		failed := len(run.failures)
 		mu.Unlock()
@@ -218,38 +280,63 @@ func (e *env) soakCycles(ctx context.Context, ns string) soakRun {
 	return run
 }
 
-// soakCycle creates one Sandbox, waits until it is Ready, deletes it and waits until the agent let it go.
-// A Sandbox that did not come Ready is deleted all the same, so that it is counted if it leaks.
-func (e *env) soakCycle(ctx context.Context, ns string, i int) (ready, cycle time.Duration, err error) {
+// soakCycleResult is what one cycle saw: its times, or why it failed, and a poisoning of its Sandbox.
+type soakCycleResult struct {
+	ready, cycle time.Duration
+	err          error
+	poisoned     string // reason and message; "" when none was seen
+	poisonedAt   time.Time
+}
+
+// soakCycle creates one Sandbox, waits until it is Ready, deletes it and waits until the agent let it go,
+// riding out the API server's outages. A Sandbox that did not come Ready is deleted all the same, so that it
+// is counted if it leaks.
+func (e *env) soakCycle(ctx context.Context, ns string, i int, api *apiGate) (res soakCycleResult) {
 	sbx := soakSandbox(ns, i)
 	key := client.ObjectKeyFromObject(sbx)
 	start := time.Now()
-	if err := e.k8s.Create(ctx, sbx); err != nil {
-		return 0, 0, err
-	}
 	readyCtx, cancel := context.WithTimeout(ctx, soakReadyLimit)
-	at, readyErr := e.sandboxes.waitReady(readyCtx, key)
-	cancel()
-	if readyErr != nil {
-		readyErr = fmt.Errorf("%w; as the API server has it: %s", readyErr, e.describeSandbox(ctx, sbx))
-	}
-	if err := e.k8s.Delete(ctx, sbx); client.IgnoreNotFound(err) != nil {
-		return 0, 0, errors.Join(readyErr, err)
-	}
-	goneCtx, cancel := context.WithTimeout(ctx, soakGoneLimit)
 	defer cancel()
-	goneErr := e.sandboxes.waitGone(goneCtx, key)
-	if err := errors.Join(readyErr, goneErr); err != nil {
-		return 0, 0, fmt.Errorf("%w (uid %s)", err, sbx.UID)
+	if err := e.create(readyCtx, api, sbx); err != nil {
+		return soakCycleResult{err: err}
 	}
-	return at.Sub(start), time.Since(start), nil
+	defer func() { res.poisoned, res.poisonedAt = e.sandboxes.poisoning(key) }()
+	at, readyErr := e.sandboxes.waitReady(readyCtx, key)
+	if readyErr != nil {
+		readyErr = fmt.Errorf("%w; as the API server has it: %s", readyErr, e.describeSandbox(ctx, api, sbx))
+	}
+	goneCtx, cancelGone := context.WithTimeout(ctx, soakGoneLimit)
+	defer cancelGone()
+	if err := rideOut(goneCtx, api, func() error { return client.IgnoreNotFound(e.k8s.Delete(goneCtx, sbx)) }); err != nil {
+		return soakCycleResult{err: errors.Join(readyErr, err)}
+	}
+	if err := errors.Join(readyErr, e.sandboxes.waitGone(goneCtx, key)); err != nil {
+		return soakCycleResult{err: fmt.Errorf("%w (uid %s)", err, sbx.UID)}
+	}
+	return soakCycleResult{ready: at.Sub(start), cycle: time.Since(start)}
+}
+
+// create creates sbx, riding out the API server's outages. An AlreadyExists on a later try is an earlier
+// try's create whose answer the outage lost: sbx is then read back.
+func (e *env) create(ctx context.Context, api *apiGate, sbx *dsv1alpha1.Sandbox) error {
+	tried := false
+	return rideOut(ctx, api, func() error {
+		err := e.k8s.Create(ctx, sbx)
+		if tried && apierrors.IsAlreadyExists(err) {
+			return e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx)
+		}
+		tried = true
+		return err
+	})
 }
 
 // describeSandbox is what the API server holds of a stuck Sandbox: whether an agent bound and admitted it,
 // and its conditions.
-func (e *env) describeSandbox(ctx context.Context, sbx *dsv1alpha1.Sandbox) string {
+func (e *env) describeSandbox(ctx context.Context, api *apiGate, sbx *dsv1alpha1.Sandbox) string {
+	ctx, cancel := context.WithTimeout(ctx, soakDescribeLimit)
+	defer cancel()
 	got := &dsv1alpha1.Sandbox{}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), got); err != nil {
+	if err := rideOut(ctx, api, func() error { return e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), got) }); err != nil {
 		return err.Error()
 	}
 	return fmt.Sprintf("spec.nodeName %q, finalizers %v, phase %q, conditions %s", got.Spec.NodeName, got.Finalizers,
@@ -269,44 +356,6 @@ func soakSandbox(ns string, i int) *dsv1alpha1.Sandbox {
 		sbx.Spec.Network.Mode = dsv1alpha1.NetworkIsolated
 	}
 	return sbx
-}
-
-// killer SIGKILLs the agent after random pauses and restarts it at once with the same arguments.
-type killer struct {
-	quit  chan struct{}
-	ended chan struct{}
-	kills []time.Time
-	err   error
-}
-
-func startKiller(a *agentProcess, seed int64) *killer {
-	k := &killer{quit: make(chan struct{}), ended: make(chan struct{})}
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
-	go func() {
-		defer close(k.ended)
-		for {
-			pause := soakKillMin + time.Duration(rng.Int64N(int64(soakKillMax-soakKillMin)))
-			select {
-			case <-k.quit:
-				return
-			case <-time.After(pause):
-			}
-			a.Kill()
-			k.kills = append(k.kills, time.Now())
-			if err := a.restart(context.Background()); err != nil {
-				k.err = fmt.Errorf("restarting the agent after kill %d: %w", len(k.kills), err)
-				return
-			}
-		}
-	}()
-	return k
-}
-
-// stop stops the killing, with the agent running (unless a restart failed), and returns when each kill was.
-func (k *killer) stop() ([]time.Time, error) {
-	close(k.quit)
-	<-k.ended
-	return k.kills, k.err
 }
 
 // duplicateWatch lists the node's containers, networks and volumes in Docker every few seconds and keeps,
@@ -407,15 +456,6 @@ func (w *duplicateWatch) stop() *duplicateWatch {
 	close(w.quit)
 	<-w.ended
 	return w
-}
-
-// sinceKill places a moment against the last kill before it.
-func sinceKill(kills []time.Time, at time.Time) string {
-	i, _ := slices.BinarySearchFunc(kills, at, func(k, at time.Time) int { return k.Compare(at) })
-	if i == 0 {
-		return "before any kill"
-	}
-	return fmt.Sprintf("%s after kill %d of %d", at.Sub(kills[i-1]).Round(time.Millisecond), i, len(kills))
 }
 
 // leakFigure counts the objects of kind left after the last deletion, and again after a sweep.

@@ -19,7 +19,8 @@ import (
 
 // tracker notes when each object of one kind (Sandboxes, SandboxClaims) first reads Ready (or Stalled) as
 // the API server's watch delivers it, so that benchmarks time apply → Ready to the moment a watching client
-// (kubectl wait, Flux) would see it, without polling the API server they measure.
+// (kubectl wait, Flux) would see it, without polling the API server they measure; and whether a Sandbox was
+// ever seen with its topology poisoned.
 type tracker struct {
 	kind string
 	mu   sync.Mutex
@@ -37,6 +38,10 @@ type progress struct {
 	gone    chan struct{} // closed when the watch delivers its deletion
 	readyAt time.Time
 	stalled string // reason and message when it stalled instead
+	// poisoned is the reason and message of the first TopologyPoisoned=True seen (Sandboxes), whenever it
+	// was, and poisonedAt when.
+	poisoned   string
+	poisonedAt time.Time
 }
 
 // newTracker watches every object of obj's kind, named kind in errors.
@@ -81,12 +86,15 @@ func (t *tracker) observe(obj any, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.entry(client.ObjectKeyFromObject(o))
+	conds := *o.StatusConditions()
+	if c := meta.FindStatusCondition(conds, dsv1alpha1.ConditionTopologyPoisoned); c != nil && c.Status == metav1.ConditionTrue && p.poisoned == "" {
+		p.poisoned, p.poisonedAt = c.Reason+": "+c.Message, at
+	}
 	select {
 	case <-p.done:
 		return
 	default:
 	}
-	conds := *o.StatusConditions()
 	if meta.IsStatusConditionTrue(conds, dsv1alpha1.ConditionReady) {
 		p.readyAt = at
 		close(p.done)
@@ -156,4 +164,15 @@ func (t *tracker) readyAt(key types.NamespacedName) (time.Time, bool) {
 		return p.readyAt, true
 	}
 	return time.Time{}, false
+}
+
+// poisoning is the reason and message of key's first TopologyPoisoned=True as the watch delivered it, and
+// when, or "". A watch that broke misses only what an object was between two of its states; a poisoning lasts.
+func (t *tracker) poisoning(key types.NamespacedName) (string, time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.seen[key]; ok {
+		return p.poisoned, p.poisonedAt
+	}
+	return "", time.Time{}
 }
