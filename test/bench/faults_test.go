@@ -170,22 +170,36 @@ func (f *faultInjector) restartAPIServer() error {
 	if err != nil {
 		return err
 	}
-	if f.e.apiServer, err = stopped.Start(filepath.Join(f.logDir, "kube-apiserver.log")); err != nil {
-		return err
-	}
-	return waitAPIReady(f.e.cfg, soakAPIReadyLimit)
+	return f.startAPIServer(stopped, time.Now().Add(soakAPIReadyLimit))
 }
 
-// waitAPIReady waits until kube-apiserver answers /readyz with ok: it serves every API again, the
-// CustomResourceDefinitions included.
-func waitAPIReady(cfg *rest.Config, limit time.Duration) error {
+// startAPIServer starts the killed kube-apiserver again until it answers /readyz, or the deadline passes. A
+// start that exits at once is tried again: its port, free since the kill, may be held for a while by
+// another process's connection (one of the many on a shared machine, in TIME_WAIT), and the bind fails.
+func (f *faultInjector) startAPIServer(stopped *controlprocs.Stopped, deadline time.Time) error {
+	for {
+		p, err := stopped.Start(filepath.Join(f.logDir, "kube-apiserver.log"))
+		if err != nil {
+			return err
+		}
+		f.e.apiServer = p
+		if err := waitAPIReady(f.e.cfg, p, deadline); err == nil || !p.Exited() || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// waitAPIReady waits until kube-apiserver p answers /readyz with ok (it serves every API again, the
+// CustomResourceDefinitions included), exits, or the deadline passes.
+func waitAPIReady(cfg *rest.Config, p *controlprocs.Process, deadline time.Time) error {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return err
 	}
 	hc.Timeout = 5 * time.Second
 	url := strings.TrimSuffix(cfg.Host, "/") + "/readyz"
-	for deadline := time.Now().Add(limit); ; time.Sleep(500 * time.Millisecond) {
+	for ; ; time.Sleep(500 * time.Millisecond) {
 		resp, err := hc.Get(url)
 		if err == nil {
 			resp.Body.Close()
@@ -194,8 +208,11 @@ func waitAPIReady(cfg *rest.Config, limit time.Duration) error {
 			}
 			err = fmt.Errorf("GET /readyz: %s", resp.Status)
 		}
+		if p.Exited() {
+			return fmt.Errorf("kube-apiserver exited at its start (see its log): %w", err)
+		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("kube-apiserver not ready within %s of its restart: %w", limit, err)
+			return fmt.Errorf("kube-apiserver not ready within %s of its restart: %w", soakAPIReadyLimit, err)
 		}
 	}
 }

@@ -95,6 +95,16 @@ type Process struct {
 // Pid is the process's id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
+// Exited tells whether the process has exited, as one that could not bind its port does at once.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // Stop ends the process with SIGTERM and waits for it to exit; it is killed, and that is an error, when it
 // has not exited within a minute.
 func (p *Process) Stop() error {

@@ -43,10 +43,13 @@ func TestKillThenStartRunsTheSameCommandAgain(t *testing.T) {
 	if cwd, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(p.Pid()), "cwd")); cwd != dir {
 		t.Errorf("working folder %q, want %q", cwd, dir)
 	}
+	if p.Exited() {
+		t.Error("Exited while the process runs")
+	}
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if !exited(p.Pid()) {
+	if !exited(p.Pid()) || !p.Exited() {
 		t.Error("Stop returned before the process exited")
 	}
 }
