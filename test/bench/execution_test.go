@@ -47,6 +47,10 @@ func BenchmarkExecution(b *testing.B) {
 			b.Fatal(err)
 		}
 		req := execution.Request{Namespace: ns, Sandbox: sbx.Name, Command: tc.command}
+		before, err := e.snapshot(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
 		var dockside, baseline []time.Duration
 		for range executionRounds {
 			d, err := timed(func() error { return expectOutput(runner.Run(ctx, req))(tc.want) })
@@ -62,10 +66,21 @@ func BenchmarkExecution(b *testing.B) {
 			}
 			dockside, baseline = append(dockside, d), append(baseline, p)
 		}
+		after, err := e.snapshot(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		perRound := func(v float64) *float64 { return num(v / executionRounds) }
+		calls := diff(after.dockerCalls, before.dockerCalls)
 		record(b, group{
 			Key: tc.key, Title: fmt.Sprintf("%s, %d one after another", tc.title, executionRounds),
 			Baseline: "docker exec of the same command in the Sandbox's container",
-			Figures:  startupFigures(dockside, baseline, "p50 within 2x docker exec"),
+			Figures: append(startupFigures(dockside, baseline, "p50 within 2x docker exec"),
+				figure{Name: "API writes (dockside.dev) per Execution", Unit: "writes", Dockside: perRound(after.docksideWrites - before.docksideWrites),
+					Note: "the client's create and delete included"},
+				figure{Name: "API reads (dockside.dev GETs) per Execution", Unit: "reads", Dockside: perRound(after.docksideReads - before.docksideReads),
+					Note: "the client's read of the Sandbox included"},
+				figure{Name: "driver calls per Execution", Unit: "calls", Dockside: perRound(total(calls)), Note: "by operation: " + describe(calls)}),
 		})
 	}
 }

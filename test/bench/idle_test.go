@@ -97,6 +97,7 @@ func BenchmarkIdle(b *testing.B) {
 type counts struct {
 	dockerCalls    map[string]float64
 	docksideWrites float64
+	docksideReads  float64
 	allWrites      float64
 	reconciles     float64
 }
@@ -113,6 +114,7 @@ func (e *env) snapshot(ctx context.Context) (counts, error) {
 	return counts{
 		dockerCalls:    dockerCalls(agent),
 		docksideWrites: writes(api, dsv1alpha1.GroupVersion.Group),
+		docksideReads:  reads(api, dsv1alpha1.GroupVersion.Group),
 		allWrites:      writes(api, ""),
 		reconciles:     agent.sum("controller_runtime_reconcile_total", func(l map[string]string) bool { return l["controller"] == "sandbox" }),
 	}, nil

@@ -111,6 +111,13 @@ func writes(m metrics, group string) float64 {
 	})
 }
 
+// reads counts the API server's GETs of single objects of one API group.
+func reads(m metrics, group string) float64 {
+	return m.sum("apiserver_request_total", func(l map[string]string) bool {
+		return l["verb"] == "GET" && l["resource"] != "" && l["group"] == group
+	})
+}
+
 // dockerCalls counts the agent's Docker operations, as the instrumented driver wrapper around every driver
 // call records them (one histogram observation per call), by operation.
 func dockerCalls(m metrics) map[string]float64 {

@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -39,27 +38,18 @@ func (o outcome) apply(ex *dsv1alpha1.Execution) {
 }
 
 // record writes a run's outcome and output onto the Execution, unless it is gone (deleted, cancelled),
-// replaced by another of the same name, or already ended (a write whose answer was lost). A transient API
-// error is retried briefly (status.RetryTransient); when the write still fails, the caller keeps the outcome
-// for the next pass.
+// replaced by another of the same name, or already ended (a write whose answer was lost). launched is the
+// Execution as this run last wrote it (patchWritten). A transient API error is retried briefly
+// (status.RetryTransient); when the write still fails, the caller keeps the outcome for the next pass.
 func (r *Reconciler) record(ctx context.Context, launched *dsv1alpha1.Execution, o outcome) error {
 	return status.RetryTransient(ctx, func() error {
-		return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-			ex := &dsv1alpha1.Execution{}
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(launched), ex); err != nil || ex.UID != launched.UID {
-				return client.IgnoreNotFound(err)
-			}
-			if finished(ex) {
-				return nil
-			}
-			before := ex.DeepCopy()
-			o.apply(ex)
-			err := r.Status().Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-			if err == nil {
-				r.announce(ex)
-			}
-			return client.IgnoreNotFound(err)
-		})
+		written, err := r.patchWritten(ctx, launched, func(ex *dsv1alpha1.Execution) (bool, error) {
+			return ex.UID == launched.UID && !finished(ex), nil
+		}, o.apply)
+		if written {
+			r.announce(launched)
+		}
+		return client.IgnoreNotFound(err)
 	})
 }
 

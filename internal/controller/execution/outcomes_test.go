@@ -35,6 +35,7 @@ type outcomeWorld struct {
 	refuse  int
 	faults  []error
 	refused int
+	reads   int // Gets of the Execution
 }
 
 func newOutcomeWorld(t *testing.T, edits ...func(*dsv1alpha1.Execution)) (*outcomeWorld, *dsv1alpha1.Execution) {
@@ -66,6 +67,12 @@ func newOutcomeWorld(t *testing.T, edits ...func(*dsv1alpha1.Execution)) (*outco
 	api := clientfake.NewClientBuilder().WithScheme(scheme).WithObjects(sbx, ex).
 		WithStatusSubresource(&dsv1alpha1.Execution{}, &dsv1alpha1.Sandbox{}).
 		WithInterceptorFuncs(interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if _, ok := obj.(*dsv1alpha1.Execution); ok {
+					w.reads++
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 				if w.refused < w.refuse {
 					w.refused++
@@ -117,6 +124,40 @@ func TestRecordOutlastsTransientErrors(t *testing.T) {
 	g.Expect(w.refused).To(Equal(2))
 	expectHello(g, w.get(t, ex))
 	g.Expect(recorder.Drain(w.events)).To(Equal([]string{"Normal " + EventExecutionSucceeded}))
+}
+
+// TestRunWritesWithoutReading: a run writes its exec and its outcome onto the Execution as it last wrote it,
+// with no read before each write, and reads it afresh only when something else wrote it since.
+func TestRunWritesWithoutReading(t *testing.T) {
+	g := NewWithT(t)
+	w, ex := newOutcomeWorld(t)
+	launched := w.get(t, ex) // as its Running write left it
+	ctx := context.Background()
+
+	reads := w.reads
+	g.Expect(w.r.noteExec(ctx, launched, dd.ExecRef{ID: "exec-1", Before: []string{"1"}})).To(Succeed())
+	g.Expect(w.reads).To(Equal(reads), "no read before the exec's write")
+	stored := w.get(t, ex)
+	g.Expect(stored.Status.Exec).To(HaveValue(HaveField("ID", "exec-1")))
+	g.Expect(launched.ResourceVersion).To(Equal(stored.ResourceVersion), "launched is the Execution as written")
+
+	reads = w.reads
+	g.Expect(w.r.record(ctx, launched, helloOutcome(ex))).To(Succeed())
+	g.Expect(w.reads).To(Equal(reads), "no read before the outcome's write")
+	expectHello(g, w.get(t, ex))
+	g.Expect(recorder.Drain(w.events)).To(Equal([]string{"Normal " + EventExecutionSucceeded}))
+
+	w2, ex2 := newOutcomeWorld(t)
+	stale := w2.get(t, ex2)
+	other := stale.DeepCopy()
+	other.Labels = map[string]string{"someone": "else"}
+	g.Expect(w2.r.Update(ctx, other)).To(Succeed()) // written by another since: stale's version is behind
+	reads = w2.reads
+	g.Expect(w2.r.record(ctx, stale, helloOutcome(ex2))).To(Succeed())
+	g.Expect(w2.reads).To(Equal(reads+1), "read afresh after the conflict")
+	got := w2.get(t, ex2)
+	expectHello(g, got)
+	g.Expect(got.Labels).To(HaveKeyWithValue("someone", "else"))
 }
 
 // TestKeptOutcomeIsWrittenOnceTheAPIRecovers: a run whose outcome could not be written keeps it, and the

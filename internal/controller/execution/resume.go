@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -18,19 +17,16 @@ import (
 // resumes it from there (docs/design/decisions/0028-commands-run-under-a-supervisor.md).
 
 // noteExec records the exec a command is about to start in: after this write, and only after it, the
-// command may run. A failed write starts nothing, which judge reads as a command that did not run.
+// command may run. A failed write starts nothing, which judge reads as a command that did not run. launched
+// is the Execution as its Running write left it, and becomes the Execution as this write leaves it.
 func (r *Reconciler) noteExec(ctx context.Context, launched *dsv1alpha1.Execution, ref dd.ExecRef) error {
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		ex := &dsv1alpha1.Execution{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(launched), ex); err != nil {
-			return fmt.Errorf("reading the Execution: %w", err)
-		}
+	_, err := r.patchWritten(ctx, launched, func(ex *dsv1alpha1.Execution) (bool, error) {
 		if ex.UID != launched.UID || ex.Status.Phase != dsv1alpha1.ExecutionRunning {
-			return fmt.Errorf("execution %s was replaced or is no longer Running", launched.Name)
+			return false, fmt.Errorf("execution %s was replaced or is no longer Running", launched.Name)
 		}
-		before := ex.DeepCopy()
+		return true, nil
+	}, func(ex *dsv1alpha1.Execution) {
 		ex.Status.Exec = &dsv1alpha1.ExecutionExec{ID: ref.ID, ProcessesBefore: ref.Before}
-		return r.Status().Patch(ctx, ex, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	})
 	if err != nil {
 		return dd.NewError(dd.KindUnavailable, dd.PhaseExec, launched.Name, "recording the exec before its start: "+err.Error())
