@@ -14,19 +14,16 @@ import (
 // fast"). Sums are seconds; counts are observations.
 type claimPath struct {
 	claims                       float64
-	passes, queueSum, queueN     float64 // the claim controller's passes and their wait in its queue
-	passSum                      float64 // their time in Reconcile (passes counts them)
-	requests, conflicts          float64 // the agent's API requests, and those answered 409
-	limiterSum, limiterN         float64 // the agent's wait for its API token bucket
-	writeSum, writeN             float64 // the API server's PATCHes of dockside.dev objects (binding, statuses)
-	createSum, createN           float64 // the API server's creates of SandboxClaims (the benchmark's own)
-	poolPasses, sandboxesCreated float64 // the pool's passes, and Sandboxes created (refills, cold starts)
+	claim                        controllerTime // the claim controller's passes
+	requests, conflicts          float64        // the agent's API requests, and those answered 409
+	limiterSum, limiterN         float64        // the agent's wait for its API token bucket
+	writeSum, writeN             float64        // the API server's PATCHes of dockside.dev objects (binding, statuses)
+	createSum, createN           float64        // the API server's creates of SandboxClaims (the benchmark's own)
+	poolPasses, sandboxesCreated float64        // the pool's passes, and Sandboxes created (refills, cold starts)
 }
 
 // readPath is the running totals of a scrape of the agent and one of the API server.
 func readPath(agent, api metrics) claimPath {
-	claim := func(l map[string]string) bool { return l["controller"] == "sandboxclaim" }
-	queue := func(l map[string]string) bool { return l["name"] == "sandboxclaim" }
 	dockside := func(l map[string]string) bool { return l["group"] == dsv1alpha1.GroupVersion.Group }
 	patch := func(l map[string]string) bool { return dockside(l) && l["verb"] == "PATCH" }
 	create := func(resource string) func(map[string]string) bool {
@@ -35,9 +32,7 @@ func readPath(agent, api metrics) claimPath {
 		}
 	}
 	return claimPath{
-		passes:   agent.sum("controller_runtime_reconcile_total", claim),
-		queueSum: agent.histogramSum("workqueue_queue_duration_seconds", queue), queueN: agent.sum("workqueue_queue_duration_seconds", queue),
-		passSum:    agent.histogramSum("controller_runtime_reconcile_time_seconds", claim),
+		claim:      readController(agent, "sandboxclaim"),
 		requests:   agent.sum("rest_client_requests_total", nil),
 		conflicts:  agent.sum("rest_client_requests_total", func(l map[string]string) bool { return l["code"] == "409" }),
 		limiterSum: agent.histogramSum("rest_client_rate_limiter_duration_seconds", nil),
@@ -68,9 +63,7 @@ func (e *env) pathMark(ctx context.Context) (claimPath, error) {
 // add adds what happened between from and to, for claims claims.
 func (p *claimPath) add(from, to claimPath, claims int) {
 	p.claims += float64(claims)
-	p.passes += to.passes - from.passes
-	p.queueSum, p.queueN = p.queueSum+to.queueSum-from.queueSum, p.queueN+to.queueN-from.queueN
-	p.passSum += to.passSum - from.passSum
+	p.claim.add(from.claim, to.claim)
 	p.requests, p.conflicts = p.requests+to.requests-from.requests, p.conflicts+to.conflicts-from.conflicts
 	p.limiterSum, p.limiterN = p.limiterSum+to.limiterSum-from.limiterSum, p.limiterN+to.limiterN-from.limiterN
 	p.writeSum, p.writeN = p.writeSum+to.writeSum-from.writeSum, p.writeN+to.writeN-from.writeN
@@ -82,17 +75,12 @@ func (p *claimPath) add(from, to claimPath, claims int) {
 // figures are the path's figures, without baselines: they say where the claims' time went, not how it
 // compares.
 func (p *claimPath) figures() []figure {
-	ms := func(sum, n float64) *float64 {
-		if n == 0 {
-			return nil
-		}
-		return num(1000 * sum / n)
-	}
+	ms := meanMs
 	per := func(v float64) *float64 { return num(v / p.claims) }
 	return []figure{
-		{Name: "claim controller passes per claim", Unit: "passes", Dockside: per(p.passes)},
-		{Name: "a pass's wait in the claim queue, mean", Unit: "ms", Dockside: ms(p.queueSum, p.queueN)},
-		{Name: "a claim pass, mean", Unit: "ms", Dockside: ms(p.passSum, p.passes)},
+		{Name: "claim controller passes per claim", Unit: "passes", Dockside: per(p.claim.passes)},
+		{Name: "a pass's wait in the claim queue, mean", Unit: "ms", Dockside: ms(p.claim.queueSum, p.claim.queueN)},
+		{Name: "a claim pass, mean", Unit: "ms", Dockside: ms(p.claim.passSum, p.claim.passes)},
 		{Name: "the agent's API requests per claim (409 conflicts among them)", Unit: "requests", Dockside: per(p.requests),
 			Note: fmt.Sprintf("%.1f conflicts", p.conflicts/p.claims)},
 		{Name: "the agent's wait for its API token bucket, mean per request", Unit: "ms", Dockside: ms(p.limiterSum, p.limiterN)},

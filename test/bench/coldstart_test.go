@@ -67,10 +67,18 @@ func BenchmarkColdStart(b *testing.B) {
 				Dockside: num((after.docksideWrites - before.docksideWrites) / coldStarts), Baseline: num(0)}),
 	})
 
-	// All at once: each Sandbox timed from its own apply, and the whole batch.
+	// All at once: each Sandbox timed from its own apply, and the whole batch, with where its time went.
+	from, err := e.coldMark(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
 	dockside, dWall, err := timeAll(coldStarts, func(i int) (time.Duration, error) {
 		return e.applyAndWait(ctx, session(ns, fmt.Sprintf("par-%d", i)))
 	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	to, err := e.coldMark(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,6 +95,8 @@ func BenchmarkColdStart(b *testing.B) {
 		Figures: append(startupFigures(dockside, baseline, "≤ 1.5x plain Docker"),
 			figure{Name: "all Ready", Unit: "s", Dockside: seconds(dWall), Baseline: seconds(bWall)}),
 	})
+	record(b, group{Key: "cold-par-path", Title: fmt.Sprintf("Where %d cold starts at once spent their time, from just before the first apply to just after the last Ready", coldStarts),
+		Figures: coldFigures(from, to, coldStarts, dWall)})
 }
 
 // sessionByHand is what a session Sandbox is made of on its way to Ready, by hand: its workspace (a tmpfs
