@@ -25,8 +25,11 @@ import (
 // bound to the node, and the agent that binds one admits it in the same write (gives it the cleanup
 // finalizer, after which the agent builds it); a Sandbox its author bound to the node directly is admitted
 // only while it fits beside those admitted. Both are counted
-// from the node's cache plus the binds and admissions this agent made a moment ago (which the cache may not
-// show yet), under one lock, so neither a lagging cache nor concurrent passes can overfill the node. A spec
+// from the node's cache plus the binds and admissions this agent made a moment ago or is making (which the
+// cache may not show yet), under one lock, so neither a lagging cache nor concurrent passes can overfill the
+// node. The lock covers the count and the reservation only, not the API write that follows: 20 Sandboxes
+// applied at once would otherwise be bound one write after another (docs/performance.md, "Cold starts at
+// once"); a write that fails gives its room back. A spec
 // change of an admitted Sandbox is not admitted again: what it then holds counts from the next admission on.
 
 // reconcileUnbound binds an unbound Sandbox to this node when there is room. The bind is guarded by the
@@ -76,10 +79,7 @@ func (r *Reconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandb
 func (r *Reconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled bool, err error) {
 	ctx, span := tracing.Start(ctx, "sandbox.bind")
 	defer func() { tracing.End(span, err, "") }()
-	r.admission.Lock()
-	defer r.admission.Unlock()
-	need, refused, err := r.room(ctx, sbx, false)
-	if err != nil || refused != nil {
+	if refused, err := r.reserve(ctx, sbx, false); err != nil || refused != nil {
 		return false, err
 	}
 	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -88,12 +88,13 @@ func (r *Reconciler) bind(ctx context.Context, sbx *dsv1alpha1.Sandbox) (handled
 	switch err := r.Patch(ctx, sbx, patch); {
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		// Another agent bound it, or it changed or went; a still unbound one comes back with its watch event.
+		r.forgetAdmission(sbx.UID)
 		ctrl.LoggerFrom(ctx).V(1).Info("Bind lost to a newer version of the Sandbox")
 		return true, nil
 	case err != nil:
+		r.forgetAdmission(sbx.UID)
 		return false, fmt.Errorf("binding the Sandbox to node %s: %w", r.Options.Node, err)
 	}
-	r.remember(sbx.UID, need)
 	ctrl.LoggerFrom(ctx).Info("Bound Sandbox to this node", "node", r.Options.Node)
 	r.event(sbx, false, EventBound, "Bind", "bound to node %s", r.Options.Node)
 	return true, nil
@@ -107,16 +108,27 @@ func (r *Reconciler) ensureAdmitted(ctx context.Context, sbx *dsv1alpha1.Sandbox
 	}
 	ctx, span := tracing.Start(ctx, "sandbox.admission")
 	defer func() { tracing.End(span, err, "") }()
-	r.admission.Lock()
-	defer r.admission.Unlock()
-	need, refused, err := r.room(ctx, sbx, true)
-	if err != nil || refused != nil {
+	if refused, err := r.reserve(ctx, sbx, true); err != nil || refused != nil {
 		return refused, err
 	}
 	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
 	if err := r.Patch(ctx, sbx, patch); err != nil {
+		r.forgetAdmission(sbx.UID)
 		return nil, fmt.Errorf("adding the cleanup finalizer: %w", err)
+	}
+	return nil, nil
+}
+
+// reserve counts sbx as held by the node, before the write that binds or admits it, when the node has room
+// for it; refused says why it has none. The caller's write runs outside the lock, and gives the room back
+// (forgetAdmission) when it fails.
+func (r *Reconciler) reserve(ctx context.Context, sbx *dsv1alpha1.Sandbox, admittedOnly bool) (refused *refusal, err error) {
+	r.admission.Lock()
+	defer r.admission.Unlock()
+	need, refused, err := r.room(ctx, sbx, admittedOnly)
+	if err != nil || refused != nil {
+		return refused, err
 	}
 	r.remember(sbx.UID, need)
 	return nil, nil
@@ -193,20 +205,21 @@ func (r *Reconciler) nodeLoad(ctx context.Context, self types.UID, admittedOnly 
 // show it, and short enough that a Sandbox deleted right after its bind holds no room for long.
 const recentAdmissionTTL = 30 * time.Second
 
-// forgetAdmission drops a Sandbox whose deletion finished: it holds no room any more.
+// forgetAdmission drops a Sandbox whose deletion finished, or whose bind or admission failed: it holds no
+// room any more.
 func (r *Reconciler) forgetAdmission(uid types.UID) {
 	r.admission.Lock()
 	defer r.admission.Unlock()
 	delete(r.recent, uid)
 }
 
-// recentAdmission is a bind or admission this agent made, counted until the cache shows it.
+// recentAdmission is a bind or admission this agent made or is making, counted until the cache shows it.
 type recentAdmission struct {
 	at   time.Time
 	held Holding // the Sandbox's footprint
 }
 
-// remember counts a bind or admission this agent just made until the cache shows it. Callers hold r.admission.
+// remember counts a bind or admission this agent is making until the cache shows it. Callers hold r.admission.
 func (r *Reconciler) remember(uid types.UID, h Holding) {
 	if r.recent == nil {
 		r.recent = map[types.UID]recentAdmission{}

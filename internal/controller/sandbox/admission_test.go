@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,4 +123,55 @@ func TestAdmissionAfterRunFinished(t *testing.T) {
 	got := h.get(waiting)
 	g.Expect(controllerutil.ContainsFinalizer(got, dsv1alpha1.FinalizerCleanup)).To(BeTrue(), "admitted")
 	g.Expect(condition(got, dsv1alpha1.ConditionReady).Reason).NotTo(Equal(dsv1alpha1.ReasonInsufficientMemory))
+}
+
+// TestAdmissionUnderWayHoldsRoom: an admission (as a bind) holds its room from its count on, while its write
+// is under way outside the admission lock, so that a pass admitting another Sandbox meanwhile neither waits
+// for that write nor overfills the node; a write that fails gives the room back.
+func TestAdmissionUnderWayHoldsRoom(t *testing.T) {
+	g := NewWithT(t)
+	first, second := bound(newSandbox("first")), bound(newSandbox("second"))
+	h := newHarness(t, first, second)
+	h.r.Options.Capacity = 1
+	writing, release := make(chan struct{}), make(chan struct{})
+	h.apiFault = func(op string, obj client.Object) error {
+		if op != "patch" || obj.GetName() != first.Name {
+			return nil
+		}
+		close(writing)
+		<-release
+		return apierrors.NewConflict(dsv1alpha1.GroupVersion.WithResource("sandboxes").GroupResource(), first.Name, nil)
+	}
+	admitted := make(chan error, 1)
+	go func() {
+		_, err := h.pass(first)
+		admitted <- err
+	}()
+	select {
+	case <-writing:
+	case err := <-admitted:
+		t.Fatalf("the first pass wrote no admission: %v", err)
+	}
+
+	passed := make(chan error, 1)
+	go func() {
+		_, err := h.pass(second)
+		passed <- err
+	}()
+	select {
+	case err := <-passed:
+		g.Expect(err).NotTo(HaveOccurred())
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("an admission waited for another admission's API write")
+	}
+	g.Expect(h.get(second).Finalizers).To(BeEmpty(), "no room beside the admission under way")
+	g.Expect(condition(h.get(second), dsv1alpha1.ConditionScheduled).Reason).To(Equal(dsv1alpha1.ReasonNodeFull))
+
+	close(release)
+	g.Expect(<-admitted).NotTo(HaveOccurred(), "a conflict is looked at again, not an error")
+	g.Expect(h.get(first).Finalizers).To(BeEmpty())
+	_, err := h.pass(second)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(controllerutil.ContainsFinalizer(h.get(second), dsv1alpha1.FinalizerCleanup)).To(BeTrue(), "the failed admission gave its room back")
 }

@@ -203,6 +203,9 @@ func (h *harness) interceptor() interceptor.Funcs {
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := fault("patch", obj); err != nil {
+				return err
+			}
 			h.wrote("patch", obj, "")
 			return c.Patch(ctx, obj, patch, opts...)
 		},

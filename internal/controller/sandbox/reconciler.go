@@ -101,7 +101,7 @@ type Reconciler struct {
 	Images *imagepuller.Puller // pulls images in the background for the Sandboxes waiting on them; required
 	Wake   *handoff.Wakeups    // passes at startup deadlines, past any error backoff; required
 
-	admission sync.Mutex                          // one bind or admission at a time, so that concurrent passes never overfill the node
+	admission sync.Mutex                          // one room check and reservation at a time, so that concurrent passes never overfill the node
 	recent    map[types.UID]recentAdmission       // binds and admissions the cache may not show yet; guarded by admission
 	probes    prober.Prober                       // readiness checks running off the workers, and their results
 	restores  jobs.Jobs[types.UID, restoreResult] // restores from Checkpoints running off the workers, by Sandbox UID
