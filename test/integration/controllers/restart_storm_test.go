@@ -90,8 +90,8 @@ func mostInWindow(sent []sentRequest, d time.Duration) int {
 	return most
 }
 
-// readyAndFound counts the Sandboxes of ns that read Ready and not NodeLost.
-func readyAndFound(ns string) func() int {
+// sandboxesWhere counts the Sandboxes of ns whose conditions hold pred (-1 when they cannot be listed).
+func sandboxesWhere(ns string, pred func([]metav1.Condition) bool) func() int {
 	return func() int {
 		list := &dsv1alpha1.SandboxList{}
 		if err := k8s.List(ctx(), list, client.InNamespace(ns)); err != nil {
@@ -99,8 +99,7 @@ func readyAndFound(ns string) func() int {
 		}
 		n := 0
 		for _, s := range list.Items {
-			if meta.IsStatusConditionTrue(s.Status.Conditions, dsv1alpha1.ConditionReady) &&
-				!meta.IsStatusConditionTrue(s.Status.Conditions, dsv1alpha1.ConditionNodeLost) {
+			if pred(s.Status.Conditions) {
 				n++
 			}
 		}
@@ -108,21 +107,14 @@ func readyAndFound(ns string) func() int {
 	}
 }
 
-// markedLost counts the Sandboxes of ns marked NodeLost.
-func markedLost(ns string) func() int {
-	return func() int {
-		list := &dsv1alpha1.SandboxList{}
-		if err := k8s.List(ctx(), list, client.InNamespace(ns)); err != nil {
-			return -1
-		}
-		n := 0
-		for _, s := range list.Items {
-			if meta.IsStatusConditionTrue(s.Status.Conditions, dsv1alpha1.ConditionNodeLost) {
-				n++
-			}
-		}
-		return n
-	}
+// readyAndFound holds for a Sandbox that reads Ready and not NodeLost.
+func readyAndFound(c []metav1.Condition) bool {
+	return meta.IsStatusConditionTrue(c, dsv1alpha1.ConditionReady) && !meta.IsStatusConditionTrue(c, dsv1alpha1.ConditionNodeLost)
+}
+
+// markedLost holds for a Sandbox marked NodeLost.
+func markedLost(c []metav1.Condition) bool {
+	return meta.IsStatusConditionTrue(c, dsv1alpha1.ConditionNodeLost)
 }
 
 // dockerState is what a fake daemon holds of a node's Sandboxes (containers by name with their ID and state,
@@ -170,18 +162,18 @@ var _ = Describe("An agent back after its node was lost, under 200 Ready Sandbox
 		for i := range stormSandboxes {
 			create(sandbox(ns, fmt.Sprintf("s-%03d", i), node))
 		}
-		Eventually(readyAndFound(ns), 5*time.Minute, time.Second).Should(Equal(stormSandboxes))
+		Eventually(sandboxesWhere(ns, readyAndFound), 5*time.Minute, time.Second).Should(Equal(stormSandboxes))
 		objects, changes := dockerState(docker)
 		Expect(objects).To(HaveLen(stormSandboxes * 4)) // a holder, a primary, a workspace and a run volume each
 
 		first.stop()
-		Eventually(markedLost(ns), 2*time.Minute, time.Second).Should(Equal(stormSandboxes))
+		Eventually(sandboxesWhere(ns, markedLost), 2*time.Minute, time.Second).Should(Equal(stormSandboxes))
 		sent := &requestLog{}
 		startAt := time.Now()
 		startAgentOn(sent.config(), node, docker, roomy, func(o *agent.Options) { o.APIQPS, o.APIBurst = stormQPS, stormBurst })
-		Eventually(readyAndFound(ns), 2*time.Minute, time.Second).Should(Equal(stormSandboxes))
+		Eventually(sandboxesWhere(ns, readyAndFound), 2*time.Minute, time.Second).Should(Equal(stormSandboxes))
 		backAt := time.Now()
-		Consistently(readyAndFound(ns), 3*time.Second, 500*time.Millisecond).Should(Equal(stormSandboxes))
+		Consistently(sandboxesWhere(ns, readyAndFound), 3*time.Second, 500*time.Millisecond).Should(Equal(stormSandboxes))
 
 		objectsAfter, changesAfter := dockerState(docker)
 		Expect(objectsAfter).To(ConsistOf(objects), "the same containers (same IDs, still running), networks and volumes")
