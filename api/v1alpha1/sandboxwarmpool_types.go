@@ -18,19 +18,38 @@ const (
 	PoolOnReplenish PoolUpdateStrategy = "OnReplenish"
 )
 
+// PoolScope says over what replicas counts: the whole cluster, or each node.
+// +kubebuilder:validation:Enum=Cluster;Node
+type PoolScope string
+
+// Scopes.
+const (
+	// PoolCluster keeps replicas warm Sandboxes across the cluster, bound wherever there is room.
+	PoolCluster PoolScope = "Cluster"
+	// PoolNode keeps replicas warm Sandboxes on each node whose agent runs, bound to it when made, so that a
+	// claim handled by any node's agent finds one there.
+	PoolNode PoolScope = "Node"
+)
+
 // SandboxWarmPoolSpec is how many Sandboxes of a template to keep started, ready to be claimed.
 type SandboxWarmPoolSpec struct {
 	// templateRef names the SandboxTemplate, in the same namespace, whose Sandboxes the pool keeps.
 	// +required
 	TemplateRef LocalObjectReference `json:"templateRef"`
 
-	// replicas is how many warm (started, ready, unclaimed) Sandboxes the pool keeps across the cluster. Each
-	// counts in its node's room like any Sandbox; while a Sandbox waits for room, the pool starts no more and
+	// replicas is how many warm (started, ready, unclaimed) Sandboxes the pool keeps: across the cluster, or
+	// on each node with scope Node. Each counts in its node's room like any Sandbox; while a Sandbox waits for room, the pool starts no more and
 	// gives up its warm Sandboxes, one per waiting Sandbox. Between 0 and 1000.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	// +required
 	Replicas int32 `json:"replicas"`
+
+	// scope is what replicas counts over: Cluster (the default), or Node (replicas on each node, made bound
+	// to it by its own agent).
+	// +kubebuilder:default=Cluster
+	// +optional
+	Scope PoolScope `json:"scope,omitempty"`
 
 	// maxStarting is the refill rate: the most of the pool's Sandboxes being started at once. Between 1 and
 	// 100.
@@ -63,7 +82,8 @@ type SandboxWarmPoolStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// replicas is how many unclaimed Sandboxes the pool has, started or starting, not being deleted.
+	// replicas is how many unclaimed Sandboxes the pool has, started or starting, not being deleted, on
+	// every node.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
@@ -90,6 +110,7 @@ type SandboxWarmPoolStatus struct {
 // +kubebuilder:resource:scope=Namespaced,shortName=sbxpool,categories=dockside
 // +kubebuilder:printcolumn:name="Template",type=string,JSONPath=".spec.templateRef.name"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=".spec.replicas"
+// +kubebuilder:printcolumn:name="Scope",type=string,JSONPath=".spec.scope"
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=".status.readyReplicas"
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=".status.availableReplicas"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1

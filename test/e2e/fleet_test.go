@@ -24,11 +24,7 @@ type fleetNode struct {
 
 var _ = Describe("A fleet of Docker hosts", Label("fleet"), func() {
 	It("spreads unbound Sandboxes by room, keeps pinned ones where pinned, and no agent touches another node's objects", func() {
-		pauseSuiteAgent()
-		a := startFleetNode("fla", "10.214.0.0/24")
-		b := startFleetNode("flb", "10.215.0.0/24")
-		ns := newNamespace("fleet")
-		DeferCleanup(releaseSandboxes, ns)
+		a, b, ns := startFleetOfTwo([2]string{"fla", "flb"}, [2]string{"10.214.0.0/24", "10.215.0.0/24"}, "fleet")
 
 		By("pinning one Sandbox to each node")
 		apply(ns, fleetSandbox("pin-a", a.name)+fleetSandbox("pin-b", b.name))
@@ -111,6 +107,18 @@ func pauseSuiteAgent() {
 	GinkgoHelper()
 	agent.stop()
 	DeferCleanup(func() { Expect(agent.Restart()).To(Succeed()) })
+}
+
+// startFleetOfTwo pauses the suite's agent and starts two fleet nodes, on the daemons and topology pools
+// named, and a namespace whose Sandboxes the cleanup releases.
+func startFleetOfTwo(daemons, topologyPools [2]string, nsPrefix string) (a, b fleetNode, ns string) {
+	GinkgoHelper()
+	pauseSuiteAgent()
+	a = startFleetNode(daemons[0], topologyPools[0])
+	b = startFleetNode(daemons[1], topologyPools[1])
+	ns = newNamespace(nsPrefix)
+	DeferCleanup(releaseSandboxes, ns)
+	return a, b, ns
 }
 
 // startFleetNode starts a Docker daemon of the spec's own and an agent of capacity fleetCapacity for it, on a

@@ -25,7 +25,7 @@ var _ = Describe("warm pools and claims on real Docker", func() {
 		apply(ns, poolManifests)
 		waitFor(ns, "sandboxwarmpool/shell", "condition=Ready", 3*time.Minute)
 		Expect(kubectl("get", "-n", ns, "sandboxwarmpools")).To(MatchRegexp(
-			`^NAME\s+TEMPLATE\s+DESIRED\s+READY\s+AVAILABLE\s+AGE\nshell\s+shell\s+2\s+2\s+2\s+\S+\n$`), "kubectl get's columns")
+			`^NAME\s+TEMPLATE\s+DESIRED\s+SCOPE\s+READY\s+AVAILABLE\s+AGE\nshell\s+shell\s+2\s+Cluster\s+2\s+2\s+\S+\n$`), "kubectl get's columns")
 		members := poolMembers(ns, "shell")
 		Expect(members).To(HaveLen(2))
 		for _, m := range members {
@@ -105,8 +105,8 @@ var _ = Describe("warm pools and claims on real Docker", func() {
 	})
 })
 
-// poolManifests is a template of a busybox session and a pool of two of it.
-const poolManifests = `apiVersion: dockside.dev/v1alpha1
+// shellTemplateManifest is a template of a busybox session.
+const shellTemplateManifest = `apiVersion: dockside.dev/v1alpha1
 kind: SandboxTemplate
 metadata:
   name: shell
@@ -114,7 +114,10 @@ spec:
   sandbox:
     image: dockside.dev/busybox:local
     activeDeadlineSeconds: 600
----
+`
+
+// poolManifests is the shell template and a pool of two of it.
+const poolManifests = shellTemplateManifest + `---
 apiVersion: dockside.dev/v1alpha1
 kind: SandboxWarmPool
 metadata:

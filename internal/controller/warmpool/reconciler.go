@@ -83,7 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	hash := templates.Hash(tpl)
-	p := plan(pool, members, hash, waiting)
+	p := plan(pool, r.counted(pool, members), hash, waiting)
 	if err := r.act(ctx, pool, tpl, hash, p, taken); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -107,10 +107,34 @@ func (r *Reconciler) act(ctx context.Context, pool *dsv1alpha1.SandboxWarmPool, 
 		if taken[name] {
 			continue
 		}
-		made++
-		if err := r.Create(ctx, templates.Warm(pool, tpl, name, hash)); client.IgnoreAlreadyExists(err) != nil {
+		sbx := templates.Warm(pool, tpl, name, hash)
+		perNode := pool.Spec.Scope == dsv1alpha1.PoolNode
+		if perNode {
+			sbx.Spec.NodeName = r.Options.Node
+		}
+		err := r.Create(ctx, sbx)
+		if apierrors.IsAlreadyExists(err) && perNode {
+			continue // another node's agent took the name for its own node's member: this node's is still due
+		}
+		if client.IgnoreAlreadyExists(err) != nil {
 			return fmt.Errorf("creating the pool's Sandbox %s: %w", name, err)
 		}
+		made++ // or another agent made it, filling the same gap of a cluster-wide pool
 	}
 	return nil
+}
+
+// counted is the members the pool's replicas count: all of them, or with scope Node those bound to this
+// agent's node, the only ones this agent keeps.
+func (r *Reconciler) counted(pool *dsv1alpha1.SandboxWarmPool, members []*dsv1alpha1.Sandbox) []*dsv1alpha1.Sandbox {
+	if pool.Spec.Scope != dsv1alpha1.PoolNode {
+		return members
+	}
+	var mine []*dsv1alpha1.Sandbox
+	for _, sbx := range members {
+		if sbx.Spec.NodeName == r.Options.Node {
+			mine = append(mine, sbx)
+		}
+	}
+	return mine
 }

@@ -172,6 +172,40 @@ var _ = Describe("Warm pools and claims", func() {
 		}).Should(BeEmpty())
 	})
 
+	It("keeps replicas on each node with scope Node, each made bound there by its own agent", func() {
+		ns, a, b := newNamespace(), newAgent(), newAgent()
+		create(template(ns, "py", "v1"))
+		pool := warmPool(ns, "each", "py", 2)
+		pool.Spec.Scope = dsv1alpha1.PoolNode
+		create(pool)
+		Eventually(poolCounts(pool)).Should(Equal("4/4/4 Filled"))
+		Expect(membersByNode(ns, "each")).To(Equal(map[string]int{a.node: 2, b.node: 2}))
+
+		By("a claim takes one, and its node refills")
+		claim := sandboxClaim(ns, "task", "each")
+		create(claim)
+		Eventually(claimState(claim)).Should(Equal("True/Claimed Warm"))
+		Eventually(func() map[string]int { return membersByNode(ns, "each") }).Should(Equal(map[string]int{a.node: 2, b.node: 2}))
+		Eventually(poolCounts(pool)).Should(Equal("4/4/4 Filled"))
+
+		By("a smaller pool gives up members on each node")
+		Eventually(func() error {
+			cur := &dsv1alpha1.SandboxWarmPool{}
+			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pool), cur); err != nil {
+				return err
+			}
+			cur.Spec.Replicas = 1
+			return k8s.Update(context.Background(), cur)
+		}).Should(Succeed())
+		Eventually(func() map[string]int { return membersByNode(ns, "each") }).Should(Equal(map[string]int{a.node: 1, b.node: 1}))
+		Eventually(poolCounts(pool)).Should(Equal("2/2/2 Filled"))
+
+		By("deleting it removes its warm Sandboxes from both nodes and leaves the claimed one")
+		Expect(k8s.Delete(context.Background(), pool)).To(Succeed())
+		Eventually(func() map[string]int { return membersByNode(ns, "each") }).Should(BeEmpty())
+		Consistently(phase(claimed(claim))).Should(Equal(dsv1alpha1.SandboxRunning))
+	})
+
 	It("gives up its warm Sandboxes while another Sandbox waits for room", func() {
 		ns, _ := newNamespace(), newAgent(func(o *agent.Options) { o.Capacity = 2 })
 		create(template(ns, "py", "v1"))
@@ -258,6 +292,16 @@ func poolMembers(ns, pool string) []dsv1alpha1.Sandbox {
 		if s.Labels[dsv1alpha1.LabelClaim] == "" && s.DeletionTimestamp.IsZero() {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// membersByNode counts the pool's warm Sandboxes by the node they are bound to.
+func membersByNode(ns, pool string) map[string]int {
+	GinkgoHelper()
+	out := map[string]int{}
+	for _, s := range poolMembers(ns, pool) {
+		out[s.Spec.NodeName]++
 	}
 	return out
 }
