@@ -163,8 +163,10 @@ var _ = Describe("An agent back after its node was lost, under 200 Ready Sandbox
 			create(sandbox(ns, fmt.Sprintf("s-%03d", i), node))
 		}
 		Eventually(sandboxesWhere(ns, readyAndFound), 5*time.Minute, time.Second).Should(Equal(stormSandboxes))
+		// A holder, a primary, a workspace and a run volume each; a new session's holder may come a pass after
+		// its Ready (holderFirst, internal/controller/sandbox/step4_build.go).
+		Eventually(func() []string { objects, _ := dockerState(docker); return objects }).Should(HaveLen(stormSandboxes * 4))
 		objects, changes := dockerState(docker)
-		Expect(objects).To(HaveLen(stormSandboxes * 4)) // a holder, a primary, a workspace and a run volume each
 
 		first.stop()
 		Eventually(sandboxesWhere(ns, markedLost), 2*time.Minute, time.Second).Should(Equal(stormSandboxes))
