@@ -122,7 +122,7 @@ func (f *faultInjector) checkAgent() {
 	if !exited {
 		return
 	}
-	err := fmt.Errorf("the agent exited by itself (%v), %s", exitErr, sinceFault(f.faults, time.Now()))
+	err := errors.Join(fmt.Errorf("the agent exited by itself, %s", sinceFault(f.faults, time.Now())), exitErr)
 	if restartErr := f.e.agent.restart(context.Background()); restartErr != nil {
 		err = errors.Join(err, restartErr)
 	}
