@@ -11,6 +11,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/dockside-dev/dockside/internal/status"
 )
 
 // The soak's own client rides out the API server's outages that its fault injector makes (faults_test.go):
@@ -75,14 +77,10 @@ func rideOut(ctx context.Context, api *apiGate, call func() error) error {
 }
 
 // outage tells whether err is the API server's absence rather than its answer: no answer at all (a refused or
-// broken connection), or an answer that it is unavailable, overloaded or timed out.
+// broken connection, an HTTP/2 GOAWAY from a killed server), or one that a moment may cure (status.Transient).
 func outage(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return true
-	}
-	return apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err) || apierrors.IsTimeout(err) ||
-		apierrors.IsServerTimeout(err) || apierrors.IsInternalError(err)
+	var answer apierrors.APIStatus
+	return status.Transient(err) || !errors.As(err, &answer)
 }
 
 func TestOutageIsNoAnswerOrAnUnavailableOne(t *testing.T) {

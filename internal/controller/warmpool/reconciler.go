@@ -102,13 +102,13 @@ func (r *Reconciler) act(ctx context.Context, pool *dsv1alpha1.SandboxWarmPool, 
 			return fmt.Errorf("deleting the pool's Sandbox %s: %w", sbx.Name, err)
 		}
 	}
+	perNode := pool.Spec.Scope == dsv1alpha1.PoolNode
 	for i, made := 0, 0; made < p.create; i++ {
 		name := templates.MemberName(pool.Name, i)
 		if taken[name] {
 			continue
 		}
 		sbx := templates.Warm(pool, tpl, name, hash)
-		perNode := pool.Spec.Scope == dsv1alpha1.PoolNode
 		if perNode {
 			sbx.Spec.NodeName = r.Options.Node
 		}
