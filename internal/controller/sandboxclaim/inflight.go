@@ -14,18 +14,21 @@ import (
 // know: a pass skips a Sandbox another pass took at the resourceVersion it sees, rather than patch it and
 // meet a conflict (a request, then a try of the next, each one more behind a stale cache: 20 claims at once
 // paid dozens), and a claim bound by a pass is not bound again by its next pass, run before the cache caught
-// up with the first (which would take a second Sandbox from the pool, and then delete it). The API server's
-// optimistic lock still decides every binding; this only keeps passes from racing where they need not.
+// up with the first (which would take a second Sandbox from the pool, and then delete it). Nor does that
+// next pass write the claim's status again when the first pass's write stood: from the cache's older copy
+// the write could only conflict. The API server's optimistic lock still decides every binding; this only
+// keeps passes from racing where they need not.
 type inFlight struct {
 	mu        sync.Mutex
 	sandboxes map[types.UID]taken
 	claims    map[types.NamespacedName]boundAt // claims a pass bound, until a pass sees the binding in the cache
 }
 
-// boundAt is a claim a pass bound, and when.
+// boundAt is a claim a pass bound, and when; recorded once a pass's status write naming its Sandbox stood.
 type boundAt struct {
-	uid types.UID
-	at  time.Time
+	uid      types.UID
+	at       time.Time
+	recorded bool
 }
 
 // cacheLag bounds how long a binding may go unseen by the cache before the claim is bound afresh: far more
@@ -84,12 +87,33 @@ func (f *inFlight) bound(claim *dsv1alpha1.SandboxClaim) {
 	f.claims[types.NamespacedName{Namespace: claim.Namespace, Name: claim.Name}] = boundAt{uid: claim.UID, at: time.Now()}
 }
 
+// recorded records that a pass's status write naming the claim's Sandbox stood: the API server holds the
+// binding whole, warm or cold, and only the cache's copy of the claim may lack it.
+func (f *inFlight) recorded(claim *dsv1alpha1.SandboxClaim) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.claims[types.NamespacedName{Namespace: claim.Namespace, Name: claim.Name}] = boundAt{uid: claim.UID, at: time.Now(), recorded: true}
+}
+
 // unseen tells whether a pass bound the claim and the cache does not show it yet.
 func (f *inFlight) unseen(claim *dsv1alpha1.SandboxClaim) bool {
+	_, ok := f.find(claim)
+	return ok
+}
+
+// statusUnseen tells whether a pass's status write naming the claim's Sandbox stood and the cache does not
+// show it yet.
+func (f *inFlight) statusUnseen(claim *dsv1alpha1.SandboxClaim) bool {
+	b, ok := f.find(claim)
+	return ok && b.recorded
+}
+
+// find is what a pass recorded of the claim, unless that is older than the cache ever lags.
+func (f *inFlight) find(claim *dsv1alpha1.SandboxClaim) (boundAt, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b, ok := f.claims[types.NamespacedName{Namespace: claim.Namespace, Name: claim.Name}]
-	return ok && b.uid == claim.UID && time.Since(b.at) < cacheLag
+	return b, ok && b.uid == claim.UID && time.Since(b.at) < cacheLag
 }
 
 // seen forgets the claim: the cache shows its binding, or it is gone.

@@ -63,12 +63,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if !claim.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.release(ctx, req.NamespacedName)
 	}
+	if claim.Status.SandboxName == "" && r.flight.statusUnseen(claim) {
+		// A pass of this agent wrote the binding to the claim's status, and the cache does not show it yet
+		// (the Sandbox's event, which brought this pass, comes first). A write from this copy could only
+		// conflict: an API write for nothing, one per claim when 20 come at once. The API server holds the
+		// binding; the write's own event brings the next pass.
+		return ctrl.Result{}, nil
+	}
 	held, err := r.held(ctx, claim)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	pass := status.Begin(r.Client, claim)
-	defer pass.End(ctx, claim, &result, &reterr)
+	defer func() {
+		if pass.End(ctx, claim, &result, &reterr) && pass.Before().Status.SandboxName == "" && claim.Status.SandboxName != "" {
+			r.flight.recorded(claim)
+		}
+	}()
 	if claim.Status.SandboxName != "" || held != nil {
 		r.flight.seen(req.NamespacedName)
 		return r.follow(ctx, claim, held)
