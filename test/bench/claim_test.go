@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -94,6 +96,10 @@ func BenchmarkClaim(b *testing.B) {
 	}
 	var parPath claimPath
 	parPath.add(before, after, claimRounds)
+	floorTimes, floorWall, err := e.apiFloor(ctx, ns, claimRounds)
+	if err != nil {
+		b.Fatal(err)
+	}
 	if err := e.resizePool(ctx, warm, 0); err != nil {
 		b.Fatal(err)
 	}
@@ -114,6 +120,33 @@ func BenchmarkClaim(b *testing.B) {
 	})
 	record(b, group{Key: "claim-par-path", Title: fmt.Sprintf("Where warm claims' time goes, %d at once, from just before their creates to just after the last Ready", claimRounds),
 		Figures: parPath.figures()})
+	record(b, group{
+		Key: "claim-par-floor", Title: fmt.Sprintf("The same %d warm claims at once against the API server's floor for their writes", claimRounds),
+		Baseline: "as many at once of a ConfigMap create and two PATCHes of it, with no agent and no watch: a claim's create, binding and status",
+		Figures: append(startupFigures(warmTimes, floorTimes, ""),
+			figure{Name: "all done", Unit: "s", Dockside: seconds(warmWall), Baseline: seconds(floorWall)}),
+	})
+}
+
+// apiFloor times n at once of what a warm claim asks of the API server, with nothing else in the way: a
+// create and two PATCHes, of Kubernetes' cheapest kind, which no agent watches. No claim of any design can
+// be Ready sooner on this API server than its writes take here.
+func (e *env) apiFloor(ctx context.Context, ns string, n int) ([]time.Duration, time.Duration, error) {
+	mark := client.MatchingLabels{"dockside.dev/bench": "api-floor"}
+	defer func() { _ = e.k8s.DeleteAllOf(context.Background(), &corev1.ConfigMap{}, client.InNamespace(ns), mark) }()
+	return timeAll(n, func(i int) (time.Duration, error) {
+		begun := time.Now()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("api-floor-%d", i), Labels: mark}}
+		if err := e.k8s.Create(ctx, cm); err != nil {
+			return 0, err
+		}
+		for w := range 2 {
+			if err := e.k8s.Patch(ctx, cm, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"data":{"write":"%d"}}`, w))); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(begun), nil
+	})
 }
 
 // warmPool is a pool of replicas Sandboxes of template tpl.
