@@ -43,7 +43,10 @@ const (
 	// stopGrace covers dockerd's own shutdown: up to 10 s to stop containers that ignore SIGTERM (a busybox
 	// sleep as PID 1 does), then its shutdown timeout of 15 s.
 	stopGrace = 45 * time.Second
-	readyWait = time.Minute
+	// readyWait covers a restart after a crash too: dockerd answers only once it has restored every container,
+	// stopping each one it finds running (up to 10 s for each that ignores SIGTERM) on a machine that may be
+	// loaded.
+	readyWait = 2 * time.Minute
 )
 
 // dirOf is where an own daemon keeps everything. /tmp, not the test's temp dir: the containerd socket under the
