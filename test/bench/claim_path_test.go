@@ -20,6 +20,8 @@ type claimPath struct {
 	writeSum, writeN             float64        // the API server's PATCHes of dockside.dev objects (binding, statuses)
 	createSum, createN           float64        // the API server's creates of SandboxClaims (the benchmark's own)
 	poolPasses, sandboxesCreated float64        // the pool's passes, and Sandboxes created (refills, cold starts)
+	statusWrites                 float64        // the API server's PATCHes of Sandboxes' status (the Sandbox controller's)
+	apiCPU, agentCPU             float64        // CPU seconds of kube-apiserver and of the agent
 }
 
 // readPath is the running totals of a scrape of the agent and one of the API server.
@@ -44,6 +46,11 @@ func readPath(agent, api metrics) claimPath {
 		sandboxesCreated: api.sum("apiserver_request_total", func(l map[string]string) bool {
 			return create("sandboxes")(l) && l["code"] == "201"
 		}),
+		statusWrites: api.sum("apiserver_request_total", func(l map[string]string) bool {
+			return patch(l) && l["resource"] == "sandboxes" && l["subresource"] == "status"
+		}),
+		apiCPU:   api.sum("process_cpu_seconds_total", nil),
+		agentCPU: agent.sum("process_cpu_seconds_total", nil),
 	}
 }
 
@@ -70,6 +77,8 @@ func (p *claimPath) add(from, to claimPath, claims int) {
 	p.createSum, p.createN = p.createSum+to.createSum-from.createSum, p.createN+to.createN-from.createN
 	p.poolPasses += to.poolPasses - from.poolPasses
 	p.sandboxesCreated += to.sandboxesCreated - from.sandboxesCreated
+	p.statusWrites += to.statusWrites - from.statusWrites
+	p.apiCPU, p.agentCPU = p.apiCPU+to.apiCPU-from.apiCPU, p.agentCPU+to.agentCPU-from.agentCPU
 }
 
 // figures are the path's figures, without baselines: they say where the claims' time went, not how it
@@ -88,6 +97,9 @@ func (p *claimPath) figures() []figure {
 		{Name: "the API server's create of a SandboxClaim, mean", Unit: "ms", Dockside: ms(p.createSum, p.createN)},
 		{Name: "pool passes per claim", Unit: "passes", Dockside: per(p.poolPasses)},
 		{Name: "Sandboxes created per claim (refills) before Ready", Unit: "Sandboxes", Dockside: per(p.sandboxesCreated)},
+		{Name: "Sandbox status writes per claim (the Sandbox controller's, beside the binding)", Unit: "writes", Dockside: per(p.statusWrites)},
+		{Name: "kube-apiserver's CPU per claim", Unit: "ms", Dockside: num(1000 * p.apiCPU / p.claims)},
+		{Name: "the agent's CPU per claim", Unit: "ms", Dockside: num(1000 * p.agentCPU / p.claims)},
 	}
 }
 

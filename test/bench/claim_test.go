@@ -96,10 +96,19 @@ func BenchmarkClaim(b *testing.B) {
 	}
 	var parPath claimPath
 	parPath.add(before, after, claimRounds)
+	floorBefore, err := apiServerMetrics(ctx, e.cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
 	floorTimes, floorWall, err := e.apiFloor(ctx, ns, claimRounds)
 	if err != nil {
 		b.Fatal(err)
 	}
+	floorAfter, err := apiServerMetrics(ctx, e.cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	floorCPU := floorAfter.sum("process_cpu_seconds_total", nil) - floorBefore.sum("process_cpu_seconds_total", nil)
 	if err := e.resizePool(ctx, warm, 0); err != nil {
 		b.Fatal(err)
 	}
@@ -124,7 +133,9 @@ func BenchmarkClaim(b *testing.B) {
 		Key: "claim-par-floor", Title: fmt.Sprintf("The same %d warm claims at once against the API server's floor for their writes", claimRounds),
 		Baseline: "as many at once of a ConfigMap create and two PATCHes of it, with no agent and no watch: a claim's create, binding and status",
 		Figures: append(startupFigures(warmTimes, floorTimes, ""),
-			figure{Name: "all done", Unit: "s", Dockside: seconds(warmWall), Baseline: seconds(floorWall)}),
+			figure{Name: "all done", Unit: "s", Dockside: seconds(warmWall), Baseline: seconds(floorWall)},
+			figure{Name: "kube-apiserver's CPU per claim", Unit: "ms", Dockside: num(1000 * parPath.apiCPU / parPath.claims),
+				Baseline: num(1000 * floorCPU / claimRounds)}),
 	})
 }
 
