@@ -19,6 +19,10 @@ type Options struct {
 	Host string
 	// Log receives the driver's own structured logs (event stream reconnects). Optional.
 	Log logr.Logger
+	// HostVolumes reads an Execution's output on its run volume's host side when that volume's mount is
+	// visible there, instead of through the archive API (docker_supervise_host.go); set it when
+	// hostvolume.Access says this process may.
+	HostVolumes bool
 }
 
 // Docker is the Driver backed by a real Docker daemon.
@@ -27,6 +31,8 @@ type Docker struct {
 	node  string
 	log   logr.Logger
 	locks keyLock // ensures of one name, one at a time
+	// hostVolumes is Options.HostVolumes.
+	hostVolumes bool
 	// seesHostPIDs is set once a process the daemon listed was found in the agent's /proc in its container's
 	// cgroup: the agent shares the daemon's PID namespace, and an exec's leftovers are then found in /proc
 	// rather than by asking the daemon (docker_exec_session.go).
@@ -56,7 +62,7 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 	if log.GetSink() == nil {
 		log = logr.Discard()
 	}
-	d := &Docker{cli: cli, node: opts.Node, log: log}
+	d := &Docker{cli: cli, node: opts.Node, log: log, hostVolumes: opts.HostVolumes}
 	if _, err := d.Ping(ctx); err != nil {
 		_ = cli.Close()
 		return nil, err

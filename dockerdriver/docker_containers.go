@@ -223,12 +223,17 @@ func containerInfo(c container.InspectResponse) ContainerInfo {
 		if c.HostConfig != nil && c.HostConfig.Init != nil {
 			info.Init = *c.HostConfig.Init
 		}
+		if c.HostConfig != nil {
+			info.Runtime = c.HostConfig.Runtime
+		}
 	}
 	if c.Config != nil {
 		info.Image, info.Labels, info.User = c.Config.Image, c.Config.Labels, c.Config.User
 	}
 	for _, m := range c.Mounts {
-		info.RunVolume = info.RunVolume || (m.Type == mount.TypeVolume && m.Destination == RunMountPath)
+		if m.Type == mount.TypeVolume && m.Destination == RunMountPath {
+			info.RunVolume = m.Name
+		}
 	}
 	if c.NetworkSettings != nil && info.Network != "" {
 		if ep := c.NetworkSettings.Networks[info.Network]; ep != nil {

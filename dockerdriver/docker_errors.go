@@ -11,7 +11,8 @@ import (
 )
 
 // classify turns a Docker SDK error into the driver's classified Error. This is the one place Docker's
-// errors are read; their text is dropped here because it can hold secrets.
+// errors are read; their text is left out of the message because it can hold secrets, and only an Uncertain
+// error keeps it, in Error.Docker, since nothing else tells why a call's outcome is unknown.
 func (d *Docker) classify(err error, phase Phase, object string) error {
 	switch {
 	case err == nil:
@@ -31,7 +32,9 @@ func (d *Docker) classify(err error, phase Phase, object string) error {
 		return NewError(KindInvalidSpec, phase, object, "Docker refused the request as invalid")
 	default:
 		// Transport failures mid-call, timeouts and daemon-side errors: it may or may not have happened.
-		return NewError(KindUncertain, phase, object, "the outcome is unknown")
+		e := NewError(KindUncertain, phase, object, "the outcome is unknown")
+		e.Docker = err.Error()
+		return e
 	}
 }
 

@@ -38,8 +38,11 @@ func (d *Docker) Exec(ctx context.Context, name string, req ExecRequest) (ExecRe
 	if info.State == StatePaused {
 		return ExecResult{}, NewError(KindConflict, PhaseExec, name, "the container is paused")
 	}
-	if req.Supervised != nil && info.RunVolume {
-		return d.execSupervised(ctx, info.ID, name, req)
+	if req.KillSurvivors && !hostPIDs(info.Runtime) {
+		return ExecResult{}, refusedUnderGVisor(name, info.Runtime, "the command is refused: what it leaves behind could not be found and ended, since gVisor's processes are not the host's")
+	}
+	if req.Supervised != nil && info.RunVolume != "" {
+		return d.execSupervised(ctx, info, name, req)
 	}
 	if req.Supervised != nil {
 		if err := req.Supervised.Created(ExecRef{}); err != nil {

@@ -103,6 +103,31 @@ func hostProcesses() (map[int]proc, error) {
 	return procs, nil
 }
 
+// cgroupProcesses lists the live processes of container id in the agent's /proc by host PID: those whose
+// cgroup names the container, zombies left out (docker top's view, without asking the daemon).
+func cgroupProcesses(id string) (map[string]bool, error) {
+	entries, err := os.ReadDir(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", procRoot, err)
+	}
+	live := map[string]bool{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || inContainer(pid, id) != nil {
+			continue // not a process, gone since the listing, or another container's
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", procRoot, pid))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ...: comm may hold spaces and parentheses, so read after the last ')'.
+		if fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(fields) > 0 && fields[0] != "Z" {
+			live[e.Name()] = true
+		}
+	}
+	return live, nil
+}
+
 // sessionOf is the leader, the processes of its session and their descendants.
 func sessionOf(procs map[int]proc, leader int) map[int]bool {
 	in := map[int]bool{}

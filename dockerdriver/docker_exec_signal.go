@@ -30,6 +30,9 @@ const pidPoll = 20 * time.Millisecond
 // signal waits, for the PID, the exec's end (stop) or ctx, rather than be refused as if the command had ended.
 // Conflict means that it has ended.
 func (s *session) signal(ctx context.Context, stop <-chan struct{}, sig syscall.Signal) error {
+	if !s.hostPIDs {
+		return refusedUnderGVisor(s.name, s.runtime, "signals are not relayed, since gVisor's processes are not the host's")
+	}
 	tick := time.NewTicker(pidPoll)
 	defer tick.Stop()
 	for {

@@ -36,6 +36,11 @@ func (d *Docker) StreamExec(ctx context.Context, name string, req StreamExecRequ
 	if info.State == StatePaused {
 		return StreamExecResult{}, NewError(KindConflict, PhaseExec, name, "the container is paused")
 	}
+	if req.TTY && !hostPIDs(info.Runtime) {
+		// runsc 20221219 under Docker's runc shim gives an exec asking for a terminal none: the command would
+		// run on pipes (tty says "not a tty"), so a shell would wait for input with no prompt.
+		return StreamExecResult{}, refusedUnderGVisor(name, info.Runtime, "a terminal is refused, since runsc gives the command none")
+	}
 	created, err := d.cli.ContainerExecCreate(ctx, info.ID, container.ExecOptions{
 		Cmd: req.Command, Env: envList(req.Env), WorkingDir: req.WorkingDir, Tty: req.TTY,
 		AttachStdin: req.Stdin != nil, AttachStdout: true, AttachStderr: !req.TTY,
@@ -48,7 +53,7 @@ func (d *Docker) StreamExec(ctx context.Context, name string, req StreamExecRequ
 		return StreamExecResult{}, d.classify(err, PhaseExec, name)
 	}
 	defer resp.Close()
-	s := &session{d: d, container: info.ID, name: name, exec: created.ID}
+	s := &session{d: d, container: info.ID, name: name, exec: created.ID, hostPIDs: hostPIDs(info.Runtime), runtime: info.Runtime}
 	if req.Resize != nil {
 		go s.resize(ctx, req.Resize)
 	}
@@ -107,7 +112,9 @@ type session struct {
 	container string // container ID
 	name      string
 	exec      string
-	pid       int // the host PID that led the session, once an inspection after its exit gave it
+	pid       int    // the host PID that led the session, once an inspection after its exit gave it
+	hostPIDs  bool   // the container's processes are the host's (hostPIDs): they can be signalled and ended
+	runtime   string // the container's OCI runtime, for the refusal when they are not
 }
 
 // wait returns the command's exit code once its output closed and it exited, or once it exited while its
@@ -170,6 +177,9 @@ func (s *session) resize(ctx context.Context, sizes <-chan TermSize) {
 
 // end kills what is left of the exec's session, even when ctx is over.
 func (s *session) end(ctx context.Context) (int, error) {
+	if !s.hostPIDs { // under gVisor what the exec left lives on in the sandbox, within its limits
+		return 0, nil
+	}
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 	defer cancel()
 	if s.pid == 0 { // the stream was cut, or the output broke: not inspected yet

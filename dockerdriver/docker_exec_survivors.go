@@ -3,13 +3,41 @@ package dockerdriver
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 )
 
-// processes lists the live processes of the container by host PID, as the daemon sees them from the host
-// (docker top), so that nothing inside the container can hide or fake one. Zombies are left out: they run
-// nothing and only wait for the container's init to reap them.
+// processes lists the live processes of the container by host PID, as seen from the host, so that nothing
+// inside the container can hide or fake one. Zombies are left out: they run nothing and only wait for the
+// container's init to reap them. Once the agent is known to see the daemon's processes (seesHostPIDs), they
+// are read from its /proc (cgroupProcesses), which costs no call to the daemon: its `top` runs ps, 45 to 66 ms
+// a call on a loaded 2-core machine, twice for each Execution (docs/performance.md). Until then, and when
+// /proc cannot be read or shows none, the daemon lists them, and the first such list tells whether the agent
+// sees them.
 func (d *Docker) processes(ctx context.Context, id, name string) (map[string]bool, error) {
+	if d.seesHostPIDs.Load() {
+		// A running container has its first process at least: none found is a container that stopped, which
+		// the daemon reports as such.
+		if live, err := cgroupProcesses(id); err == nil && len(live) > 0 {
+			return live, nil
+		}
+	}
+	live, err := d.topProcesses(ctx, id, name)
+	if err != nil || d.seesHostPIDs.Load() {
+		return live, err
+	}
+	for p := range live {
+		// One is enough: the agent sees all of the daemon's processes or none (killSession does the same).
+		if pid, err := strconv.Atoi(p); err == nil && inContainer(pid, id) == nil {
+			d.seesHostPIDs.Store(true)
+			break
+		}
+	}
+	return live, nil
+}
+
+// topProcesses lists the live processes of the container by host PID as the daemon reports them (docker top).
+func (d *Docker) topProcesses(ctx context.Context, id, name string) (map[string]bool, error) {
 	top, err := d.cli.ContainerTop(ctx, id, []string{"-o", "pid,stat"})
 	if err != nil {
 		return nil, d.classify(err, PhaseExec, name)

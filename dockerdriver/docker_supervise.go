@@ -2,6 +2,7 @@ package dockerdriver
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"maps"
 	"slices"
@@ -10,13 +11,24 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/supervision"
 )
+
+// SupervisorLabel is the holder image's label that names the version of the supervisor in it
+// (supervision.Version).
+const SupervisorLabel = dsv1alpha1.LabelPrefix + "supervisor"
 
 const (
 	// supervisorPath is the supervisor in the run volume; runsPath holds one folder per run, which the
-	// supervisor (running as the container's user) makes and clears.
-	supervisorPath = RunMountPath + "/supervise"
-	runsPath       = RunMountPath + "/runs"
+	// supervisor (running as the container's user) makes and clears. The name changes with what the agent
+	// and the supervisor agree on (v2: the input in supervision.StdinEnv), so that a primary started under an
+	// older agent gets this supervisor beside its own; the older one, at supervisorV1Path, is emptied then,
+	// which gives its room in the run volume back (a running one keeps its file until it exits).
+	supervisorPath   = RunMountPath + "/supervise.v" + supervision.Version
+	supervisorV1Path = RunMountPath + "/supervise"
+	runsPath         = RunMountPath + "/runs"
 	// The exec inspections that wait for a supervised command come every pollFirst during its first
 	// pollQuick (most commands are short, and their round trip waits on this), then slow down, doubling up
 	// to pollMax, so that a long command costs a few inspections a second.
@@ -26,11 +38,14 @@ const (
 	// superviseGrace is how much later than the host the supervisor enforces the deadline: the host's kill of
 	// the container comes first whenever an agent waits, and the supervisor's only when none does.
 	superviseGrace = 2 * time.Second
+	// readBackGrace is how long past the command's deadline its output may still be read back: the read is
+	// bounded in bytes, and this bounds it in time whatever the files claim.
+	readBackGrace = 5 * time.Second
 )
 
 // execSupervised runs req under the supervisor, detached (see Supervision), and waits for it.
-func (d *Docker) execSupervised(ctx context.Context, id, name string, req ExecRequest) (ExecResult, error) {
-	ref, start, err := d.createSupervised(ctx, id, name, req)
+func (d *Docker) execSupervised(ctx context.Context, info ContainerInfo, name string, req ExecRequest) (ExecResult, error) {
+	ref, start, err := d.createSupervised(ctx, info.ID, name, req)
 	if err != nil {
 		if ctx.Err() != nil { // nothing was started: say so rather than leave the outcome uncertain
 			return ExecResult{}, NewError(KindUnavailable, PhaseExec, name, "cancelled before the command started")
@@ -40,13 +55,13 @@ func (d *Docker) execSupervised(ctx context.Context, id, name string, req ExecRe
 	if err := req.Supervised.Created(ref); err != nil {
 		return ExecResult{}, err
 	}
-	if err := d.startDetached(ctx, ref.ID, name, req.Stdin); err != nil {
+	if err := d.startDetached(ctx, ref.ID, name); err != nil {
 		if ctx.Err() != nil { // it may have started: whoever resumes it finds out (ResumeExec)
 			return ExecResult{Reason: ExecCanceled}, nil
 		}
 		return ExecResult{}, err
 	}
-	return d.awaitSupervised(ctx, id, name, ref, req, req.Timeout-time.Since(start))
+	return d.awaitSupervised(ctx, info, name, ref, req, req.Timeout-time.Since(start))
 }
 
 // createSupervised puts the supervisor in place and makes the exec, without starting it; start is when its
@@ -67,7 +82,7 @@ func (d *Docker) createSupervised(ctx context.Context, id, name string, req Exec
 	cmd := append([]string{supervisorPath, runsPath + "/" + req.Supervised.Key, strconv.Itoa(req.OutputLimit),
 		strconv.FormatInt(int64((req.Timeout+superviseGrace+time.Second-1)/time.Second), 10), "--"}, req.Command...)
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
-		Cmd: cmd, Env: envList(req.Env), WorkingDir: req.WorkingDir, AttachStdin: req.Stdin != nil,
+		Cmd: cmd, Env: supervisorEnv(req), WorkingDir: req.WorkingDir,
 	})
 	if err != nil {
 		return ExecRef{}, time.Time{}, d.classify(err, PhaseExec, name)
@@ -76,25 +91,21 @@ func (d *Docker) createSupervised(ctx context.Context, id, name string, req Exec
 	return ref, start, nil
 }
 
-// startDetached starts the exec without waiting for it. With stdin it attaches to write it and close it;
-// the command's output goes to the supervisor's files, never through the attachment, so the command does
-// not depend on it.
-func (d *Docker) startDetached(ctx context.Context, execID, name string, stdin []byte) error {
-	if stdin == nil {
-		return d.classify(d.cli.ContainerExecStart(ctx, execID, container.ExecStartOptions{Detach: true}), PhaseExec, name)
+// startDetached starts the exec without waiting for it: its input, if any, is in its environment
+// (supervisorEnv), and its output goes to the supervisor's files, so the command depends on no connection.
+func (d *Docker) startDetached(ctx context.Context, execID, name string) error {
+	return d.classify(d.cli.ContainerExecStart(ctx, execID, container.ExecStartOptions{Detach: true}), PhaseExec, name)
+}
+
+// supervisorEnv is the exec's environment: the command's, and its standard input for the supervisor to feed
+// it (supervision.StdinEnv). A variable of the command's own by that name is dropped: the supervisor would
+// take it for input.
+func supervisorEnv(req ExecRequest) []string {
+	env := envList(slices.DeleteFunc(slices.Clone(req.Env), func(e EnvVar) bool { return e.Name == supervision.StdinEnv }))
+	if req.Stdin != nil {
+		env = append(env, supervision.StdinEnv+"="+base64.StdEncoding.EncodeToString(req.Stdin))
 	}
-	resp, err := d.cli.ContainerExecAttach(ctx, execID, container.ExecAttachOptions{})
-	if err != nil {
-		return d.classify(err, PhaseExec, name)
-	}
-	go func() { // ends when the command has read it all, or with the command
-		defer resp.Close()
-		if _, err := resp.Conn.Write(stdin); err == nil {
-			_ = resp.CloseWrite()
-			_, _ = resp.Reader.Discard(1) // holds the attachment until the command ends
-		}
-	}()
-	return nil
+	return env
 }
 
 // ResumeExec waits again for a supervised exec started by a caller gone since (see Driver).
@@ -120,33 +131,32 @@ func (d *Docker) ResumeExec(ctx context.Context, name string, ref ExecRef, req E
 	case !ins.Running && ins.Pid == 0:
 		return ExecResult{Reason: ExecNotStarted}, nil
 	}
-	return d.awaitSupervised(ctx, info.ID, name, ref, req, max(left, time.Millisecond))
+	return d.awaitSupervised(ctx, info, name, ref, req, max(left, time.Millisecond))
 }
 
-// awaitSupervised waits at most left for the supervised exec, then reads its outcome: the exit code from
-// Docker, the output from the run's files. At the deadline the container is frozen, what the command printed
-// until then is read, and the container is killed, as for any exec (its tmpfs run volume goes with it); when
-// ctx ends first, the command is left running (Supervision).
-func (d *Docker) awaitSupervised(ctx context.Context, id, name string, ref ExecRef, req ExecRequest, left time.Duration) (ExecResult, error) {
-	start := time.Now()
+// awaitSupervised waits at most left for the supervised exec in container info, then reads its outcome: the
+// exit code from Docker, the output from the run's files (readOutput). At the deadline the container is
+// frozen, what the command printed until then is read, and the container is killed, as for any exec (its
+// tmpfs run volume goes with it); when ctx ends first, the command is left running (Supervision).
+func (d *Docker) awaitSupervised(ctx context.Context, info ContainerInfo, name string, ref ExecRef, req ExecRequest, left time.Duration) (ExecResult, error) {
+	id, start := info.ID, time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
+	readCtx, cancelRead := context.WithDeadlineCause(ctx, start.Add(left+readBackGrace), errReadBackTime)
+	defer cancelRead()
 	code, err := d.pollExit(runCtx, ref.ID, name)
 	switch {
 	case ctx.Err() != nil:
 		return ExecResult{Reason: ExecCanceled, Duration: time.Since(start)}, nil
 	case runCtx.Err() != nil:
-		res := d.outputAtDeadline(ctx, id, name, req)
+		res := d.outputAtDeadline(ctx, info, req)
 		killErr := d.kill(ctx, id, name)
 		res.Reason, res.ContainerKilled, res.Duration = ExecDeadlineExceeded, killErr == nil, time.Since(start)
 		return res, killErr
 	case err != nil:
 		return ExecResult{}, err
 	}
-	var res ExecResult
-	if !d.printedNothing(ctx, id, req.Supervised.Key) {
-		res, err = d.readRun(ctx, id, name, req.Supervised.Key, req.OutputLimit)
-	}
+	res, err := d.readOutput(readCtx, info, req)
 	res.Reason, res.ExitCode, res.Duration = ExecCompleted, code, time.Since(start)
 	if err != nil {
 		return res, err
@@ -164,13 +174,13 @@ func (d *Docker) awaitSupervised(ctx context.Context, id, name string, ref ExecR
 // outputAtDeadline freezes the container, so that nothing is printed past the deadline, and reads what the
 // command printed before it. Either step may fail (a container already paused, or gone): the output is then
 // what could be read, or none, and the kill that follows ends the command all the same.
-func (d *Docker) outputAtDeadline(ctx context.Context, id, name string, req ExecRequest) ExecResult {
-	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+func (d *Docker) outputAtDeadline(ctx context.Context, info ContainerInfo, req ExecRequest) ExecResult {
+	kctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), killTimeout, errReadBackTime)
 	defer cancel()
-	if err := d.cli.ContainerPause(kctx, id); err != nil && !cerrdefs.IsConflict(err) {
+	if err := d.cli.ContainerPause(kctx, info.ID); err != nil && !cerrdefs.IsConflict(err) {
 		return ExecResult{}
 	}
-	res, _ := d.readRun(kctx, id, name, req.Supervised.Key, req.OutputLimit)
+	res, _ := d.readOutput(kctx, info, req)
 	return res
 }
 

@@ -12,6 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/dockside-dev/dockside/internal/supervision"
 )
 
 const (
@@ -21,14 +25,28 @@ const (
 	runEntries = 8
 	// cutMax bounds a count of dropped bytes read back: the file is the command's to change.
 	cutMax = 1 << 50
+	// runSlack is how far past the limit a run's file may go and still be read through to the next entry;
+	// the supervisor's own never do.
+	runSlack = 64 << 10
 )
 
-// installSupervisor puts the supervisor into the container's run volume unless it is there: the volume is a
-// tmpfs that a new primary mounts empty. Docker writes it as root, mode 0555, and the runs folder 1777, so
-// a command that does not run as root can neither change the supervisor nor another user's run.
+// installSupervisor puts the supervisor into the container's run volume, a tmpfs that a new primary mounts
+// empty. Docker writes it as root, mode 0555, and the runs folder 1777 and sticky, in which the command's
+// user makes its run's folder. The volume's root is root's, mode 0755 (volumeRootMode), so no command that
+// does not run as root can put anything there, and a supervisor found there is the agent's. A run volume
+// made before that has a root every user may write to: a command could have planted a supervisor of its own
+// there before the first Execution, so there the supervisor is written each time, over whatever is in its
+// place (once it is root's, the sticky root keeps any other user from replacing it until then). An older
+// agent's supervisor is replaced with an empty file.
 func (d *Docker) installSupervisor(ctx context.Context, id, name, image string) error {
-	if _, err := d.cli.ContainerStatPath(ctx, id, supervisorPath); err == nil {
-		return nil
+	root, err := d.cli.ContainerStatPath(ctx, id, RunMountPath)
+	if err != nil {
+		return d.classify(err, PhaseExec, name)
+	}
+	if root.Mode.Perm()&0o002 == 0 {
+		if _, err := d.cli.ContainerStatPath(ctx, id, supervisorPath); err == nil {
+			return nil
+		}
 	}
 	bin, err := d.supervisor(ctx, image)
 	if err != nil {
@@ -38,19 +56,31 @@ func (d *Docker) installSupervisor(ctx context.Context, id, name, image string) 
 	tw := tar.NewWriter(&buf)
 	now := time.Now()
 	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "runs/", Mode: 0o1777, ModTime: now})
-	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "supervise", Mode: 0o555, Size: int64(len(bin)), ModTime: now})
+	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path.Base(supervisorV1Path), Mode: 0o444, ModTime: now})
+	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path.Base(supervisorPath), Mode: 0o555, Size: int64(len(bin)), ModTime: now})
 	_, _ = tw.Write(bin)
 	_ = tw.Close()
-	return d.CopyTo(ctx, name, RunMountPath, &buf)
+	// What a command planted in these places (a folder, a link) is replaced too, not an error.
+	err = d.cli.CopyToContainer(ctx, id, RunMountPath, &buf, container.CopyToContainerOptions{AllowOverwriteDirWithFile: true})
+	return d.classify(err, PhaseExec, name)
 }
 
 // supervisor returns /dockside-supervise of the image, read once per image through docker save: no
-// container is made for it, so none can be left behind.
+// container is made for it, so none can be left behind. The image's SupervisorLabel must name the version
+// this agent speaks: an older supervisor would run commands without the input they were given.
 func (d *Docker) supervisor(ctx context.Context, image string) ([]byte, error) {
 	d.supervisorMu.Lock()
 	defer d.supervisorMu.Unlock()
 	if b, ok := d.supervisors[image]; ok {
 		return b, nil
+	}
+	info, err := d.InspectImage(ctx, image)
+	switch {
+	case err != nil:
+		return nil, err
+	case info.Labels[SupervisorLabel] != supervision.Version:
+		return nil, fmt.Errorf("its supervisor is of version %q where this agent needs %q: build the image again (hack/build-images.sh)",
+			info.Labels[SupervisorLabel], supervision.Version)
 	}
 	rc, err := d.cli.ImageSave(ctx, []string{image})
 	if err != nil {
@@ -141,19 +171,44 @@ func (d *Docker) printedNothing(ctx context.Context, id, key string) bool {
 
 // readRun reads back what the supervisor kept of a run: the first limit bytes of each stream and the
 // counts of the rest. Everything in the folder is the command's to change, so no size in it is trusted:
-// at most limit bytes are read of each file, bytes past it count as cut, and a missing file is empty.
-func (d *Docker) readRun(ctx context.Context, id, name, key string, limit int) (ExecResult, error) {
-	var res ExecResult
+// at most limit bytes are read of each file, a missing file is empty, and the read ends at ctx's deadline
+// with what it has (only the end of ctx's parent is an error).
+func (d *Docker) readRun(ctx context.Context, id, key string, limit int) (ExecResult, error) {
 	rc, _, err := d.cli.CopyFromContainer(ctx, id, runsPath+"/"+key)
 	if err != nil {
-		return res, nil // the command removed its folder (or the supervisor never made it): no output kept
+		if errors.Is(context.Cause(ctx), errReadBackTime) {
+			return ExecResult{CutUnread: true}, nil
+		}
+		return ExecResult{}, ctx.Err() // the command removed its folder (or the supervisor never made it): no output kept
 	}
 	defer rc.Close()
+	res := readRunArchive(rc, limit)
+	switch {
+	case errors.Is(context.Cause(ctx), errReadBackTime):
+		res.CutUnread = true
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// errReadBackTime is the cause of a read-back's end at its own deadline (readBackGrace).
+var errReadBackTime = errors.New("the output took too long to read back")
+
+// readRunArchive reads a run's folder out of its archive, reading at most limit+runSlack bytes of each of
+// at most runEntries files. A file the supervisor wrote holds at most limit bytes; one the command made
+// larger (a sparse file of gigabytes reads as zeros) is counted by its size and not read past: the entries
+// after it are left unread, which CutUnread says.
+func readRunArchive(r io.Reader, limit int) ExecResult {
+	var res ExecResult
 	var out, errs int64
-	tr := tar.NewReader(rc)
+	tr := tar.NewReader(r)
 	for range runEntries {
 		h, err := tr.Next()
 		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				res.CutUnread = true
+			}
 			break
 		}
 		if h.Typeflag != tar.TypeReg {
@@ -161,22 +216,25 @@ func (d *Docker) readRun(ctx context.Context, id, name, key string, limit int) (
 		}
 		switch path.Base(h.Name) {
 		case "stdout":
-			res.Stdout, res.StdoutCut = readHead(tr, limit)
+			res.Stdout, res.StdoutCut = readHead(tr, limit, h.Size)
 		case "stderr":
-			res.Stderr, res.StderrCut = readHead(tr, limit)
+			res.Stderr, res.StderrCut = readHead(tr, limit, h.Size)
 		case "cut":
 			out, errs = readCut(tr)
 		}
+		if h.Size > int64(limit)+runSlack {
+			res.CutUnread = true // reaching the next entry would read the rest of this one
+			break
+		}
 	}
 	res.StdoutCut, res.StderrCut = min(res.StdoutCut+out, cutMax), min(res.StderrCut+errs, cutMax)
-	return res, ctx.Err()
+	return res
 }
 
-// readHead reads at most limit bytes and counts (up to cutMax) what follows.
-func readHead(r io.Reader, limit int) ([]byte, int64) {
+// readHead reads at most limit bytes of a file of size bytes, and counts the rest as cut without reading it.
+func readHead(r io.Reader, limit int, size int64) ([]byte, int64) {
 	b, _ := io.ReadAll(io.LimitReader(r, int64(limit)))
-	rest, _ := io.Copy(io.Discard, io.LimitReader(r, cutMax))
-	return b, rest
+	return b, max(size-int64(len(b)), 0)
 }
 
 // readCut reads the supervisor's "STDOUT STDERR" counts of dropped bytes; anything else counts as none.

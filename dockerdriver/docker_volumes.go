@@ -7,6 +7,8 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/volume"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 // EnsureVolume creates the tmpfs-backed local volume, or adopts the one of that name with the same identity.
@@ -24,7 +26,7 @@ func (d *Docker) EnsureVolume(ctx context.Context, spec VolumeSpec) (VolumeInfo,
 	_, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{
 		Name:       spec.Name,
 		Driver:     "local",
-		DriverOpts: tmpfsOptions(spec.SizeBytes),
+		DriverOpts: tmpfsOptions(spec.SizeBytes, volumeRootMode(spec.Role)),
 		Labels:     want,
 	})
 	if err != nil {
@@ -90,13 +92,23 @@ func (d *Docker) ListVolumes(ctx context.Context, match map[string]string) ([]Vo
 	return out, nil
 }
 
-// tmpfsOptions are the local driver's options for a size-limited tmpfs volume (mount -t tmpfs -o size=N).
-// Its root is writable by every user, sticky like /tmp: the user a container runs as depends on its image
-// (see RunAs), which may change from one topology generation to the next while the workspace stays.
-// nosuid and nodev leave set-user-ID files and device nodes in it without effect, as Docker's own tmpfs
-// mounts do.
-func tmpfsOptions(sizeBytes int64) map[string]string {
-	return map[string]string{"type": "tmpfs", "device": "tmpfs", "o": "size=" + strconv.FormatInt(sizeBytes, 10) + ",mode=1777,nosuid,nodev"}
+// tmpfsOptions are the local driver's options for a size-limited tmpfs volume (mount -t tmpfs -o size=N)
+// whose root has mode (volumeRootMode). nosuid and nodev leave set-user-ID files and device nodes in it
+// without effect, as Docker's own tmpfs mounts do.
+func tmpfsOptions(sizeBytes int64, mode string) map[string]string {
+	return map[string]string{"type": "tmpfs", "device": "tmpfs", "o": "size=" + strconv.FormatInt(sizeBytes, 10) + ",mode=" + mode + ",nosuid,nodev"}
+}
+
+// volumeRootMode is the mode of a volume's root, which is root's. A workspace's is writable by every user,
+// sticky like /tmp: the user a container runs as depends on its image (see RunAs), which may change from one
+// topology generation to the next while the workspace stays. A run volume's is not: it holds the supervisor,
+// which the agent installs before the first Execution (installSupervisor), and a command that could write
+// there first could plant a supervisor of its own.
+func volumeRootMode(role string) string {
+	if role == dsv1alpha1.RoleRun {
+		return "0755"
+	}
+	return "1777"
 }
 
 func volumeInfo(v volume.Volume) VolumeInfo {

@@ -41,6 +41,10 @@ type Driver interface {
 	// HostCPUs reports the number of CPUs of the daemon's host (docker info's NCPU), from which the agent's
 	// default allocatable CPU and the most CPUs one container may ask for are worked out; asked at start-up.
 	HostCPUs(ctx context.Context) (int, error)
+	// Runtimes reports the names of the OCI runtimes the daemon offers (docker info's Runtimes: runc, and
+	// runsc where gVisor is registered), sorted, from which the agent learns which a container may ask for
+	// (ContainerSpec.Runtime); asked at start-up.
+	Runtimes(ctx context.Context) ([]string, error)
 
 	// InspectImage reports whether an image is present locally and what it declares. Absent is not an error.
 	InspectImage(ctx context.Context, ref string) (ImageInfo, error)

@@ -43,12 +43,17 @@ const (
 )
 
 // Error is every error the driver returns. Its message is the driver's own words: Docker's messages can
-// hold secrets (environment values, paths) and never pass through.
+// hold secrets (environment values, paths) and never pass through Error(), which conditions, events and API
+// replies show.
 type Error struct {
 	Kind   Kind
 	Phase  Phase
 	Object string // name of the container, network, volume or image concerned; may be empty
 	Reason string // the driver's own short explanation; may be empty
+	// Docker is Docker's own text of an Uncertain error, kept apart from the message: "the outcome is
+	// unknown" alone cannot be acted on, and this is the one clue to why. It is for the agent's log and for
+	// tests (gomega prints it in a failure), read with DockerText; empty for every other kind.
+	Docker string
 }
 
 func (e *Error) Error() string {
@@ -70,6 +75,15 @@ func NewError(kind Kind, phase Phase, object, reason string) *Error {
 
 func errorf(kind Kind, phase Phase, object, format string, args ...any) *Error {
 	return NewError(kind, phase, object, fmt.Sprintf(format, args...))
+}
+
+// DockerText returns Docker's own text kept on a driver error in err's chain (see Error.Docker), or "".
+func DockerText(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Docker
+	}
+	return ""
 }
 
 // KindOf returns the kind of a driver error, or "" for nil and foreign errors.

@@ -24,7 +24,7 @@ func TestErrorMessageAndPredicates(t *testing.T) {
 	g.Expect(PhaseOf(nil)).To(BeEmpty())
 }
 
-func TestClassifyDropsDockerTextAndSortsByKind(t *testing.T) {
+func TestClassifyKeepsDockerTextOutOfTheMessageAndSortsByKind(t *testing.T) {
 	cli, err := client.NewClientWithOpts(client.WithHost("unix:///run/test.sock"))
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	d := &Docker{cli: cli, node: "n"}
@@ -48,6 +48,11 @@ func TestClassifyDropsDockerTextAndSortsByKind(t *testing.T) {
 			g.Expect(PhaseOf(got)).To(Equal(PhaseStart))
 			g.Expect(got.Error()).NotTo(ContainSubstring("hunter2"))
 			g.Expect(errors.Unwrap(got)).To(BeNil(), "Docker's error must not be reachable through the chain")
+			if c.kind == KindUncertain {
+				g.Expect(DockerText(fmt.Errorf("wrapped: %w", got))).To(Equal(c.in.Error()), "the one clue to an unknown outcome is kept apart")
+			} else {
+				g.Expect(DockerText(got)).To(BeEmpty())
+			}
 		})
 	}
 	NewWithT(t).Expect(d.classify(nil, PhaseStart, "c1")).To(Succeed())

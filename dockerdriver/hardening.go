@@ -60,6 +60,7 @@ func createRequest(node string, spec ContainerSpec, imageUser string) (*containe
 		},
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
 		Init:          withInit(spec.Init),
+		Runtime:       spec.Runtime,
 
 		// Writes go to the mounts, each capped and counted, unless a capped writable layer was asked for.
 		ReadonlyRootfs: spec.WritableRootBytes == 0,

@@ -1,7 +1,11 @@
 package dockerdriver
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -42,4 +46,25 @@ func getsid() (int, error) {
 		return 0, errno
 	}
 	return int(sid), nil
+}
+
+// cgroupProcesses finds the processes whose cgroup names what it is given (here a line of this process's own),
+// this one among them, and leaves zombies out: a child that exited and was not waited for.
+func TestCgroupProcessesLeavesZombiesOut(t *testing.T) {
+	g := NewWithT(t)
+	own, err := os.ReadFile("/proc/self/cgroup")
+	g.Expect(err).NotTo(HaveOccurred())
+	line, _, _ := strings.Cut(string(own), "\n")
+	child := exec.Command("true")
+	g.Expect(child.Start()).To(Succeed())
+	t.Cleanup(func() { _ = child.Wait() })
+	zombie := func() string {
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child.Process.Pid))
+		return string(stat)
+	}
+	g.Eventually(zombie).Should(ContainSubstring(") Z "))
+	live, err := cgroupProcesses(line)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(live).To(HaveKey(strconv.Itoa(os.Getpid())))
+	g.Expect(live).NotTo(HaveKey(strconv.Itoa(child.Process.Pid)))
 }

@@ -116,6 +116,11 @@ type ContainerSpec struct {
 	// whose InitInfo says it has one: the start fails otherwise. False leaves the daemon's default.
 	Init bool
 
+	// Runtime is the name of the daemon's OCI runtime the container runs under (docker run --runtime; runsc
+	// for gVisor), one of those Runtimes reports; "" leaves the daemon's default (runc). A name the daemon
+	// does not offer is refused at creation.
+	Runtime string
+
 	Resources Resources         // all three limits are required
 	Network   NetworkAttachment // zero value: network mode none
 	Mounts    []VolumeMount     // named Dockside volumes only
@@ -194,7 +199,8 @@ type ContainerInfo struct {
 	IP         string    // its address on that network while running
 	User       string    // the uid[:gid] it runs as (see RunAs)
 	Init       bool      // its command runs under the daemon's init (see ContainerSpec.Init)
-	RunVolume  bool      // a volume is mounted at RunMountPath: supervised execs can run in it
+	Runtime    string    // the OCI runtime it was created with (see ContainerSpec.Runtime), "" for the daemon's default
+	RunVolume  string    // the volume mounted at RunMountPath, "" for none: supervised execs can run in it
 	Labels     map[string]string
 }
 
@@ -220,7 +226,8 @@ type ExecRequest struct {
 	// OutputLimit caps the bytes kept of each of stdout and stderr; the rest is read, counted and dropped.
 	// Required, > 0.
 	OutputLimit int
-	// Stdin is written to the command's standard input, which is then closed; nil attaches none.
+	// Stdin is written to the command's standard input, which is then closed; nil attaches none. A supervised
+	// exec carries it in its environment (supervision.StdinEnv), so it takes at most MaxSupervisedStdin.
 	Stdin []byte
 	// KillSurvivors: no process the command started may outlive it. The driver notes the container's
 	// processes before the exec and, if new ones remain once the command exited (detached or double-forked
@@ -231,6 +238,10 @@ type ExecRequest struct {
 	// Supervision.Created gets an ExecRef with no ID. See Supervision.
 	Supervised *Supervision
 }
+
+// MaxSupervisedStdin is the most stdin a supervised exec takes: an Execution's (64 KiB), whose base64 fits in
+// one environment variable, which Linux bounds at 128 KiB.
+const MaxSupervisedStdin = 64 << 10
 
 // RunMountPath is where a session's primary mounts its run volume: the supervisor and the output it keeps
 // of the command it runs (docs/design/decisions/0028-commands-run-under-a-supervisor.md).
@@ -279,6 +290,9 @@ type ExecResult struct {
 	Duration        time.Duration
 	ContainerKilled bool // the container was killed to enforce the deadline or cancel, or to end survivors
 	Survivors       int  // processes the command left running (KillSurvivors); the container was killed
+	// CutUnread says the output was not all read back (a file of the command's far past the cap, or a read
+	// that ran out of time): the counts of bytes cut are then at least those given.
+	CutUnread bool
 }
 
 // LogTail is the end of a container's output.

@@ -32,6 +32,8 @@ func (spec ContainerSpec) Validate() error {
 		return bad("a CPU limit is required")
 	case spec.Resources.PIDs <= 0:
 		return bad("a process (pids) limit is required")
+	case !hostPIDs(spec.Runtime) && spec.Resources.PIDs < minGVisorPIDs:
+		return bad("a pids limit of at least %d is required under %s (gVisor), which counts gVisor's own threads too", minGVisorPIDs, spec.Runtime)
 	}
 	for i, e := range spec.Env {
 		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
@@ -156,10 +158,10 @@ func (spec VolumeSpec) Validate() error {
 	return nil
 }
 
-// Validate refuses an exec without command, deadline or output cap; name is the container, for the error.
 // runKey is what a supervised run's folder may be named.
 var runKey = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 
+// Validate refuses an exec without command, deadline or output cap; name is the container, for the error.
 func (req ExecRequest) Validate(name string) error {
 	bad := func(reason string) error { return NewError(KindInvalidSpec, PhaseExec, name, reason) }
 	switch {
@@ -173,6 +175,8 @@ func (req ExecRequest) Validate(name string) error {
 		return bad("KeepOnTimeout and KillSurvivors exclude each other")
 	case req.Supervised != nil && (req.KeepOnTimeout || req.Supervised.Created == nil || !runKey.MatchString(req.Supervised.Key)):
 		return bad("a supervised exec needs a key of letters, digits and '-', a Created callback and no KeepOnTimeout")
+	case req.Supervised != nil && len(req.Stdin) > MaxSupervisedStdin:
+		return errorf(KindInvalidSpec, PhaseExec, name, "a supervised exec takes at most %d bytes of stdin", MaxSupervisedStdin)
 	}
 	for i, e := range req.Env {
 		if e.Name == "" {

@@ -134,7 +134,14 @@ func TestVolumeSpecAndExecRequestValidate(t *testing.T) {
 
 	ok := ExecRequest{Command: []string{"true"}, Timeout: time.Second, OutputLimit: 1}
 	g.Expect(ok.Validate("c")).To(Succeed())
+	supervised := ok
+	supervised.Supervised = &Supervision{Key: "run-1", Created: func(ExecRef) error { return nil }}
+	supervised.Stdin = make([]byte, MaxSupervisedStdin)
+	g.Expect(supervised.Validate("c")).To(Succeed(), "an Execution's largest stdin")
+	tooMuch := supervised
+	tooMuch.Stdin = make([]byte, MaxSupervisedStdin+1)
 	for _, bad := range []ExecRequest{
+		tooMuch,
 		{Timeout: time.Second, OutputLimit: 1},
 		{Command: []string{"true"}, OutputLimit: 1},
 		{Command: []string{"true"}, Timeout: time.Second},

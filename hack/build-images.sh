@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the images that samples and tests use, locally and FROM scratch, since no registry is reachable.
 # An image that is already in the image store is not built again. Usage: build-images.sh [name ...]; no name
-# builds all of them. busybox and holder take seconds; python and redis debootstrap Debian's packages (minutes).
+# builds all of them. busybox and holder take seconds; python, redis and base debootstrap Debian's packages
+# (minutes, once: they share the Debian root).
 # IMAGE_TAG (default local) tags them otherwise, e.g. to try a changed recipe beside the images tests use.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,16 +43,18 @@ build_busybox() {
 }
 
 build_holder() {
-  local tag="$prefix/holder:$version" ctx
-  [[ $(docker image inspect -f '{{index .Config.Labels "dev.dockside.supervisor"}}' "$tag" 2>/dev/null) == 1 ]] &&
-    { echo ">> $tag is present"; return; } # an older holder, without the supervisor, is built again
+  local tag="$prefix/holder:$version" ctx supervisor
+  supervisor=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' "$root/internal/supervision/supervision.go")
+  [[ -n "$supervisor" ]] || { echo "!! no supervisor version in internal/supervision/supervision.go" >&2; exit 1; }
+  [[ $(docker image inspect -f '{{index .Config.Labels "dev.dockside.supervisor"}}' "$tag" 2>/dev/null) == "$supervisor" ]] &&
+    { echo ">> $tag is present"; return; } # a holder with an older supervisor, or none, is built again
   ctx=$(mktemp -d -p "$scratch"); trap 'rm -rf "$ctx"' RETURN
   cp "$root/hack/images/holder/Dockerfile" "$ctx/"
   for cmd in dockside-holder dockside-supervise; do
     (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$ctx/$cmd" "./cmd/$cmd")
   done
   echo ">> building $tag" >&2
-  docker build -q -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 || { cat "$ctx/build.log" >&2; exit 1; }
+  docker build -q --label "dev.dockside.supervisor=$supervisor" -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 || { cat "$ctx/build.log" >&2; exit 1; }
   present "$tag" || { echo "!! $tag is not in the image store after the build" >&2; exit 1; }
   echo ">> built $tag"
 }
@@ -144,6 +147,12 @@ debian_install() {
     >"$rootfs.log" 2>&1 || { tail -n 30 "$rootfs.log" >&2; exit 1; }
   rm -f "$rootfs.log"
   in_chroot "$rootfs" apt-get clean
+  debian_trim "$rootfs"
+}
+
+# debian_trim <rootfs>: what a runtime image does not need, package lists to device nodes (debian_install).
+debian_trim() {
+  local rootfs=$1
   find "$rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
   find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
   rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/debconf/*-old "$rootfs"/var/log/* "$rootfs"/tmp/* \
@@ -166,8 +175,8 @@ build_debian() {
   echo ">> built $tag"
 }
 
-# The stateful interpreter (docs/design/interpreter.md) that the python image carries, from the client's folder.
-interpreter="$root/clients/python/dockside_interpreter"
+# The stateful interpreter (docs/design/interpreter.md) that the python image carries, beside its Dockerfile.
+interpreter="$root/hack/images/python/dockside_interpreter"
 
 # python_recipe: a digest of what the python image is made of besides Debian's packages, kept in its label
 # dockside.dev/recipe, so that an image built before the interpreter changed is built again.
@@ -190,6 +199,22 @@ build_python() {
   build_debian python "$ctx/rootfs" --label "dockside.dev/recipe=$recipe"
 }
 
+# The template image of E2B's SDKs (docs/e2b.md): the Debian root as it is, bash included (essential in
+# Debian), with the user user (1000:1000, home /home/user) that E2B's sandboxes have, so that the SDK's
+# `/bin/bash -l -c <cmd>` finds its shell and a login profile. Nothing is installed, so it needs no mirror once
+# the base is cached.
+build_base() {
+  local tag="$prefix/base:$version" ctx
+  present "$tag" && { echo ">> $tag is present"; return; }
+  ctx=$(mktemp -d -p "$scratch"); trap 'rm -rf "$ctx"' RETURN
+  debian_unpack "$ctx/rootfs"
+  [[ -x "$ctx/rootfs/bin/bash" ]] || debian_install "$ctx/rootfs" bash
+  in_chroot "$ctx/rootfs" useradd --uid 1000 --user-group --create-home --home-dir /home/user --shell /bin/bash user
+  install -d -o 1000 -g 1000 -m 755 "$ctx/rootfs/workspace"
+  debian_trim "$ctx/rootfs"
+  build_debian base "$ctx/rootfs"
+}
+
 # Redis as a topology service: the user redis (999:999) is made first, so that its ids are fixed and the
 # Dockerfile can name them; the package's scripts reuse it.
 build_redis() {
@@ -204,9 +229,9 @@ build_redis() {
 }
 
 images=("$@")
-[[ ${#images[@]} -gt 0 ]] || images=(busybox holder python redis)
+[[ ${#images[@]} -gt 0 ]] || images=(busybox holder python redis base)
 for image in "${images[@]}"; do
-  declare -F "build_$image" >/dev/null || { echo "!! unknown image $image (busybox, holder, python, redis)" >&2; exit 2; }
+  declare -F "build_$image" >/dev/null || { echo "!! unknown image $image (busybox, holder, python, redis, base)" >&2; exit 2; }
 done
 for image in "${images[@]}"; do
   "build_$image"

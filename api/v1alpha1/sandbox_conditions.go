@@ -60,6 +60,7 @@ const (
 	ReasonInsufficientMemory = "InsufficientMemory" // the bound node's allocatable memory has no room for it
 	ReasonInsufficientPids   = "InsufficientPids"   // the bound node's pids have no room for it, or it asks more than one container may have
 	ReasonInsufficientCPU    = "InsufficientCPU"    // the bound node's CPU has no room for its limits, or a container asks more CPUs than the host has
+	ReasonRuntimeUnavailable = "RuntimeUnavailable" // it names a runtime (gVisor) that no agent's Docker offers, or not the bound node's
 	ReasonCreating           = "Creating"           // building the topology
 	ReasonRollingTopology    = "RollingTopology"    // replacing the topology after a spec change
 	ReasonWaitingForServices = "WaitingForServices" // a service is starting or not yet ready

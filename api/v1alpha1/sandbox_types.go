@@ -141,6 +141,13 @@ type SandboxSpec struct {
 	// +optional
 	RunAsRoot bool `json:"runAsRoot,omitempty"`
 
+	// runtime is the OCI runtime of the primary container: runc or gVisor. Unset: the node's default, runc
+	// unless its agent runs with --default-runtime=gVisor. A Sandbox naming a runtime is bound only to a node
+	// whose Docker offers it, and waits (reason RuntimeUnavailable) while none does; a namespace may require
+	// gVisor (label dockside.dev/require-runtime, docs/security.md).
+	// +optional
+	Runtime Runtime `json:"runtime,omitempty"`
+
 	// network says what the Sandbox may reach. The default, None, reaches nothing outside its own topology.
 	// +kubebuilder:default={}
 	// +optional

@@ -92,6 +92,12 @@ type SandboxServiceSpec struct {
 	// +optional
 	RunAsRoot bool `json:"runAsRoot,omitempty"`
 
+	// runtime is the OCI runtime of the service container: runc or gVisor. Unset: the node's default, runc
+	// unless its agent runs with --default-runtime=gVisor. A Sandbox naming a service with a runtime is bound
+	// only to a node whose Docker offers it.
+	// +optional
+	Runtime Runtime `json:"runtime,omitempty"`
+
 	// resources limit the service container. Every limit has a default, so a read-back always shows them.
 	// +kubebuilder:default={}
 	// +optional

@@ -9,14 +9,17 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/agent"
+	"github.com/dockside-dev/dockside/internal/dataplane"
 	"github.com/dockside-dev/dockside/internal/egress"
 	"github.com/dockside-dev/dockside/internal/imagegc"
+	"github.com/dockside-dev/dockside/internal/runtimes"
 )
 
 // settings is what the agent's flags set.
@@ -77,6 +80,15 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	fs.BoolVar(&s.opts.AllowNoSeccomp, "allow-no-seccomp", false, "run even when the Docker daemon applies no seccomp profile (sandboxes can then make every system call of the host's kernel); without it the agent refuses to start on such a daemon")
 	fs.BoolVar(&s.opts.AllowRoot, "allow-root", false, "run the containers of Sandboxes and SandboxServices that ask for it (runAsRoot: true) as root, still without capabilities; without it they fail with reason RootNotAllowed")
 	fs.BoolVar(&s.opts.RefuseUnrestricted, "refuse-unrestricted", false, "fail Sandboxes of network mode Unrestricted on this node with reason UnrestrictedNotAllowed, whatever their namespace allows")
+	fs.Func("default-runtime", "runtime of the containers of Sandboxes and SandboxServices that name none (spec.runtime): runc, or gVisor, which the Docker daemon must then offer (--gvisor-runtime-name); default runc", func(v string) error {
+		switch rt := dsv1alpha1.Runtime(v); rt {
+		case dsv1alpha1.RuntimeRunc, dsv1alpha1.RuntimeGVisor:
+			s.opts.DefaultRuntime = rt
+			return nil
+		}
+		return fmt.Errorf("must be runc or gVisor, not %q", v)
+	})
+	fs.StringVar(&s.opts.GVisorRuntimeName, "gvisor-runtime-name", runtimes.DefaultGVisorName, "name the Docker daemon knows gVisor's runsc by (daemon.json's runtimes); where docker info lists it, the node offers runtime gVisor and says so on its Lease")
 	fs.StringVar(&s.opts.HolderImage, "holder-image", agent.DefaultHolderImage, "image of the container that keeps each workspace alive; it must be present on the Docker host")
 	fs.BoolVar(&s.opts.LeaderElection, "leader-elect", true, "hold the Lease dockside-agent-<node-name>, so that two agents never act for one node")
 	fs.StringVar(&s.opts.LeaseNamespace, "lease-namespace", agent.DefaultLeaseNamespace, "namespace of the node's Lease")
@@ -110,11 +122,19 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	fs.DurationVar(&s.opts.EgressLimits.MaxDuration, "egress-max-duration", egress.DefaultMaxDuration, "a tunnel or forwarded request of the egress proxy is closed this long after its request, whatever still moves")
 	fs.BoolVar(&s.opts.HostFirewall, "host-firewall", true, "install the nftables table that drops what Dockside's bridges send to this host, except connections to the egress proxy (needs CAP_NET_ADMIN; without it the agent warns loudly and goes on)")
 	fs.StringVar(&s.opts.Dataplane.BindAddress, "dataplane-bind-address", "", "address of the data plane's HTTPS listener (exec on Sandboxes through the API server's aggregated group subresources.dockside.dev), e.g. :9443; \"\" serves none")
-	fs.StringVar(&s.opts.Dataplane.CertDir, "dataplane-cert-dir", "", "folder with the data plane's tls.crt and tls.key (naming --dataplane-server-name) and ca.crt, the CA of every agent's certificate and the APIService's caBundle")
+	fs.StringVar(&s.opts.Dataplane.CertDir, "dataplane-cert-dir", "", "folder with the data plane's serving tls.crt and tls.key (naming --dataplane-server-name) and ca.crt, the agents' CA (of that certificate and of every agent's peer certificate) and the APIService's caBundle; each is read again when it changes")
+	fs.StringVar(&s.opts.Dataplane.PeerCertDir, "dataplane-peer-cert-dir", "", "folder with peer.crt and peer.key, this agent's own client certificate towards other agents (common name dockside-agent:<node>, signed by the agents' CA); \"\" is --dataplane-cert-dir; without one the agent forwards no call to another")
 	fs.StringVar(&s.opts.Dataplane.AdvertiseAddress, "dataplane-advertise-address", "", "host:port at which other agents reach this one's data plane, published on the node's Lease so that a call for this node's Sandboxes landing elsewhere is forwarded here; \"\" publishes none")
 	fs.StringVar(&s.opts.Dataplane.ServerName, "dataplane-server-name", agent.DefaultDataplaneServerName, "DNS name every agent's data plane certificate holds: the APIService's Service, <name>.<namespace>.svc")
+	fs.DurationVar(&s.opts.Dataplane.Limits.HeaderTimeout, "dataplane-header-timeout", dataplane.DefaultHeaderTimeout, "a data plane connection that has not finished its TLS handshake, with a client certificate of the front proxy or of an agent, and sent its request's headers this long after it opened is closed")
+	fs.DurationVar(&s.opts.Dataplane.Limits.IdleTimeout, "dataplane-idle-timeout", dataplane.DefaultIdleTimeout, "a data plane keep-alive connection waiting this long for its next request is closed; streams (exec, port-forward, followed output) are not idle")
+	fs.IntVar(&s.opts.Dataplane.Limits.MaxConnections, "dataplane-max-connections", dataplane.DefaultMaxConnections, "connections the data plane holds open at once, streams included; one more is closed as soon as it is accepted")
+	fs.IntVar(&s.opts.Dataplane.Limits.MaxConnectionsPerSource, "dataplane-max-connections-per-source", dataplane.DefaultMaxConnectionsPerSource, "connections one IP address holds open to the data plane at once (every call through the API server comes from one of its addresses); one more is closed as soon as it is accepted")
 	// --kubeconfig: $KUBECONFIG, then ~/.kube/config, then in-cluster (controller-runtime reads it in GetConfig).
 	config.RegisterFlags(fs)
+	// Stack traces only for panics: every error the agent logs says what happened in its message, and a trace
+	// under a known condition at start-up reads as a crash. --zap-stacktrace-level brings them back.
+	s.zap.StacktraceLevel = zapcore.DPanicLevel
 	s.zap.BindFlags(fs)
 }
 

@@ -18,7 +18,9 @@ import (
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/agent"
+	"github.com/dockside-dev/dockside/internal/hostvolume"
 	"github.com/dockside-dev/dockside/internal/tracing"
+	"github.com/dockside-dev/dockside/internal/version"
 )
 
 func main() {
@@ -47,7 +49,8 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("no Kubernetes API server to talk to (set --kubeconfig or $KUBECONFIG): %w", err)
 	}
-	driver, err := dd.New(ctx, dd.Options{Node: opts.Node, Host: set.dockerHost, Log: ctrl.Log.WithName("docker")})
+	driver, err := dd.New(ctx, dd.Options{Node: opts.Node, Host: set.dockerHost, Log: ctrl.Log.WithName("docker"),
+		HostVolumes: hostvolume.Access()})
 	if err != nil {
 		return fmt.Errorf("connecting to Docker: %w", err)
 	}
@@ -60,7 +63,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("setting up the agent: %w", err)
 	}
-	log.Info("Starting", "node", opts.Node, "capacity", opts.Capacity, "requireDigest", opts.RequireDigest, "maxImageBytes", opts.MaxImageBytes, "allowRoot", opts.AllowRoot,
+	log.Info("Starting", "version", version.String(), "node", opts.Node, "capacity", opts.Capacity, "requireDigest", opts.RequireDigest, "maxImageBytes", opts.MaxImageBytes, "allowRoot", opts.AllowRoot,
 		"lease", opts.LeaseNamespace+"/"+agent.LeaseName(opts.Node))
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running the agent: %w", err)

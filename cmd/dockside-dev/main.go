@@ -1,20 +1,19 @@
 // Command dockside-dev is what `make run` and `make stop` call: it starts a local control plane (etcd and
-// kube-apiserver built from source), installs the CRDs, writes a kubeconfig, runs the agent against it until
-// Ctrl-C, and then stops everything it started. `dockside-dev stop` ends a run from another terminal.
+// kube-apiserver built from source), installs the CRDs, writes a kubeconfig, runs the agent and the E2B gateway
+// against it until Ctrl-C, and then stops everything it started. `dockside-dev stop` ends a run from another terminal.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/internal/localcluster"
 )
 
 func main() {
@@ -27,89 +26,71 @@ func main() {
 		}
 		return
 	}
-	// A flag set of our own: controller-runtime registers a global -kubeconfig flag with another meaning.
-	fs := flag.NewFlagSet("dockside-dev", flag.ExitOnError)
-	opts := controlplane.Options{}
-	fs.StringVar(&opts.DataDir, "data-dir", ".local/etcd", "etcd data folder, kept across runs")
-	fs.StringVar(&opts.KubeconfigPath, "kubeconfig", ".local/kubeconfig", "where to write the admin kubeconfig")
-	fs.StringVar(&opts.CRDDir, "crds", "config/crd/bases", "folder of CRD manifests to install")
-	pidFile := fs.String("pid-file", ".local/run.pids", "where to record the processes of this run")
-	dp := controlplane.Dataplane{}
-	fs.Func("dataplane-port", "loopback port of the agent's data plane, which kube-apiserver proxies subresources.dockside.dev to (the agent's --dataplane-bind-address=127.0.0.1:PORT); 0 sets none up", func(v string) error {
-		port, err := strconv.ParseUint(v, 10, 16)
-		if err != nil {
-			return fmt.Errorf("not a port: %w", err)
-		}
-		dp.Port = int32(port)
-		return nil
-	})
-	fs.StringVar(&dp.CertDir, "cert-dir", ".local/pki", "where the front proxy's and the data plane's certificates are made at each start (the agent's --dataplane-cert-dir is its dataplane/ folder)")
-	fs.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: dockside-dev [flags] [-- agent command...] | dockside-dev stop [-pid-file F]")
-		fs.PrintDefaults()
+	cfg, err := parseArgs(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
 	}
-	_ = fs.Parse(os.Args[1:])
-	if dp.Port != 0 {
-		opts.Dataplane = &dp
+	if err != nil {
+		os.Exit(2) // the flag set has said what was wrong, and the usage
 	}
-	if err := run(opts, *pidFile, fs.Args()); err != nil {
+	if err := run(cfg); err != nil {
 		fail(err)
 	}
 }
 
-func run(opts controlplane.Options, pidFile string, agent []string) error {
+func run(cfg runConfig) error {
 	// A run that was killed outright may have left its control plane behind; end it before starting anew.
-	if err := stopRecorded(pidFile, 30*time.Second); err != nil {
+	if err := stopRecorded(cfg.pidFile, 30*time.Second); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	opts := cfg.opts
 	fmt.Fprintln(os.Stderr, ">> starting etcd and kube-apiserver on loopback, installing CRDs from", opts.CRDDir)
-	cp, err := controlplane.Start(opts)
+	cp, err := localcluster.Start(opts)
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}
-	defer stopControlPlane(cp, pidFile)
-	if err := recordChildren(pidFile); err != nil {
+	defer stopControlPlane(cp, cfg.pidFile)
+	if err := recordChildren(cfg.pidFile); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, ">> control plane is up. In another terminal:\n\n    export KUBECONFIG=%s\n\n", absPath(cp.Kubeconfig))
-	if len(agent) == 0 {
-		<-ctx.Done()
-		return nil
-	}
-	return runAgent(ctx, cp.Kubeconfig, agent)
-}
-
-// runAgent runs the agent in the foreground until it exits or the run is interrupted.
-func runAgent(ctx context.Context, kubeconfig string, argv []string) error {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	fmt.Fprintln(os.Stderr, ">> starting the agent:", argv)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the agent: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("the agent exited: %w", err)
-	case <-ctx.Done():
-		fmt.Fprintln(os.Stderr, ">> stopping the agent")
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
+	for _, node := range cfg.peerNodes {
+		if opts.Dataplane == nil {
+			break
 		}
-		return nil
+		if _, err := opts.Dataplane.PeerCertDir(node); err != nil {
+			return fmt.Errorf("the data plane's certificates: %w", err)
+		}
 	}
+	var procs []*child
+	defer func() { stopChildren(procs) }()
+	if argv := cfg.gatewayArgv(cp.Kubeconfig); argv != nil {
+		gw, err := startChild("the E2B gateway", cp.Kubeconfig, argv)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, gw)
+	}
+	if len(cfg.agent) > 0 {
+		agent, err := startChild("the agent", cp.Kubeconfig, cfg.agent)
+		if err != nil {
+			return err
+		}
+		// The agent stops first: it hands its Lease back while the control plane still answers.
+		procs = append([]*child{agent}, procs...)
+	}
+	// Recorded again with the gateway and the agent, so that `dockside-dev stop` ends them too if this run is
+	// killed outright.
+	if err := recordChildren(cfg.pidFile); err != nil {
+		return err
+	}
+	fmt.Fprint(os.Stderr, cfg.hint(absPath(cp.Kubeconfig)))
+	return waitChildren(ctx, procs)
 }
 
-func stopControlPlane(cp *controlplane.ControlPlane, pidFile string) {
+func stopControlPlane(cp *localcluster.ControlPlane, pidFile string) {
 	fmt.Fprintln(os.Stderr, ">> stopping kube-apiserver and etcd")
 	if err := cp.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "!! stopping the control plane:", err)

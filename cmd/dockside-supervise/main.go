@@ -4,12 +4,16 @@
 // LIMIT bytes of each of stdout and stderr in files under DIR and counts the rest, kills the group when
 // SECONDS have passed, and exits with the command's exit code (128+signal when a signal ended it), which
 // Docker keeps for exec inspect. The agent reads the files back within its own bounds: they are in a
-// folder the command may write to, so nothing in them is trusted beyond being output.
+// folder the command may write to, so nothing in them is trusted beyond being output. The command's standard
+// input comes base64-encoded in the supervisor's environment (supervision.StdinEnv), which the command does not
+// get; without it, the command reads the supervisor's own (end of file, in a detached exec).
 //
 // Usage: dockside-supervise DIR LIMIT SECONDS -- COMMAND [ARG...]
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -17,8 +21,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dockside-dev/dockside/internal/supervision"
 )
 
 const (
@@ -48,7 +55,7 @@ func run(args []string) int {
 		return exitUsage
 	}
 	clearSiblings(dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := freshDir(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "dockside-supervise:", err)
 		return exitUsage
 	}
@@ -59,12 +66,37 @@ func run(args []string) int {
 		return exitUsage
 	}
 	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	var err error
+	if cmd.Stdin, cmd.Env, err = input(os.Environ()); err != nil {
+		fmt.Fprintln(os.Stderr, "dockside-supervise:", err)
+		return exitUsage
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = outputGrace
 	code := supervise(cmd, time.Duration(seconds)*time.Second)
 	writeCut(dir, stdout.cut, stderr.cut)
 	return code
+}
+
+// input is the command's standard input and environment, from the supervisor's environment env: the bytes in
+// supervision.StdinEnv, which the command's environment goes without, or else the supervisor's own input.
+func input(env []string) (io.Reader, []string, error) {
+	var in io.Reader = os.Stdin
+	out := env[:0:0]
+	for _, kv := range env {
+		encoded, ok := strings.CutPrefix(kv, supervision.StdinEnv+"=")
+		if !ok {
+			out = append(out, kv)
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(encoded)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s is not base64: %w", supervision.StdinEnv, err)
+		}
+		in = bytes.NewReader(b)
+	}
+	return in, out, nil
 }
 
 // supervise starts the command and waits for it, killing its process group at the deadline.
@@ -105,6 +137,19 @@ func clearSiblings(dir string) {
 	}
 }
 
+// freshDir makes dir anew, so that what the agent reads back of it is only what this run wrote: anything of
+// that name (left by an earlier run, or planted by a command that guessed the name) is removed first, and a
+// folder made meanwhile by someone else fails the run rather than being used.
+func freshDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("clear %s: %w", dir, err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("make %s: %w", dir, err)
+	}
+	return nil
+}
+
 // head writes the first limit bytes to its file and counts the rest.
 type head struct {
 	f     *os.File
@@ -114,7 +159,7 @@ type head struct {
 }
 
 func newHead(path string, limit int64) (*head, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("keeping output: %w", err)
 	}
@@ -136,7 +181,7 @@ func (h *head) Write(p []byte) (int, error) {
 
 // writeCut records how many bytes of each stream were dropped, as "STDOUT STDERR".
 func writeCut(dir string, stdout, stderr int64) {
-	f, err := os.OpenFile(filepath.Join(dir, "cut"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, "cut"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return
 	}

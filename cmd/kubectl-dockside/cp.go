@@ -153,6 +153,9 @@ func copyIn(ctx context.Context, c *filesClient, req copyRequest) error {
 	if err != nil {
 		return fmt.Errorf("reading what to copy in: %w", err)
 	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return notCopyable(req.local, st.Mode()) // a pipe's open would wait for a writer
+	}
 	dst, err := intoDir(ctx, c, req.remote, filepath.Base(req.local))
 	if err != nil {
 		return err
@@ -163,7 +166,7 @@ func copyIn(ctx context.Context, c *filesClient, req copyRequest) error {
 		}
 		return c.put(ctx, dst, tarOfDir(req.local), -1, "", true)
 	}
-	f, err := os.Open(req.local)
+	f, st, err := openRegular(req.local, true)
 	if err != nil {
 		return fmt.Errorf("reading what to copy in: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/dataplane/unavailable"
 	"github.com/dockside-dev/dockside/internal/tracing"
 )
 
@@ -32,7 +33,7 @@ func (k *kubeFlags) add(fs *flag.FlagSet) {
 // config reads the kubeconfig as kubectl does, and says which namespace to use. Every request the config
 // makes carries one W3C traceparent, TRACEPARENT's or a new trace's, so that the agent's spans of this
 // command's data-plane calls are children of it (docs/tracing.md); a data plane call the API server's aggregator
-// answers unavailable is sent again (retryingUnavailable).
+// answers unavailable is sent again (unavailable.Retrying).
 func (k *kubeFlags) config() (*rest.Config, string, error) {
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: k.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
@@ -47,7 +48,7 @@ func (k *kubeFlags) config() (*rest.Config, string, error) {
 	}
 	parent := tracing.CallerParent(os.Getenv)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return tracing.Propagating(rt, parent) })
-	cfg.Wrap(retryingUnavailable)
+	cfg.Wrap(unavailable.Retrying)
 	return cfg, ns, nil
 }
 

@@ -74,12 +74,12 @@ func addEntry(tw *tar.Writer, p, name string, d fs.DirEntry) error {
 	if !info.Mode().IsRegular() {
 		return nil
 	}
-	f, err := os.Open(p)
+	f, _, err := openRegular(p, false)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	_, err = io.Copy(tw, f)
+	_, err = io.Copy(tw, io.LimitReader(f, hdr.Size)) // the header said the size: what it grew by is not sent
 	return err
 }
 

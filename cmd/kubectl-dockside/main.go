@@ -16,6 +16,7 @@
 //	ps          list the processes the data plane started in a Sandbox, and the execs that named themselves
 //	kill        signal one of them by its ID
 //	mcp         serve Sandboxes to an MCP host over stdio (docs/mcp.md)
+//	version     print the plugin's version
 //
 // Each verb's -h says what it does and its exit codes.
 package main
@@ -27,6 +28,7 @@ import (
 	"strings"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/version"
 )
 
 const usage = `Usage: kubectl dockside VERB [flags] ARGS...
@@ -46,6 +48,7 @@ Verbs:
   ps          SANDBOX                       list its background processes and named execs
   kill        SANDBOX PROCESS [-s SIGNAL]   signal a process that ps lists (default TERM)
   mcp         --image IMAGE...              serve Sandboxes to an MCP host over stdio (docs/mcp.md)
+  version                                   print the plugin's version (the commit it was built from)
 
 Every verb takes --kubeconfig, --context and -n/--namespace, and -h for its own usage.
 Exit codes of every verb but exec and run: 0 done, 1 Dockside or the API server reported a failure (printed),
@@ -83,6 +86,9 @@ func main() {
 		os.Exit(runExec(args))
 	case "run":
 		os.Exit(runExecution(args))
+	case "version":
+		fmt.Println("kubectl-dockside", version.String())
+		os.Exit(0)
 	}
 	if slices.Contains([]string{"-h", "--help", "help"}, name) {
 		fmt.Fprint(os.Stdout, usage)

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dockside-dev/dockside/internal/mcpserver"
+	"github.com/dockside-dev/dockside/internal/version"
 )
 
 const mcpUsage = `Usage: kubectl dockside mcp [flags] --image IMAGE [--image IMAGE...]
@@ -28,8 +29,10 @@ var interpreterCommand = []string{"python3", "-m", "dockside_interpreter"}
 func mcpVerb() verb {
 	k := &kubeFlags{}
 	var images, templates, pools listFlag
-	var maxOutput int
+	var maxOutput, maxList int
 	var maxFile int64
+	var caps capFlags
+	var secretFiles bool
 	return verb{
 		usage: mcpUsage, minArgs: 0, maxArgs: 0,
 		flags: func(fs *flag.FlagSet) {
@@ -39,13 +42,20 @@ func mcpVerb() verb {
 			fs.Var(&pools, "pool", "a SandboxWarmPool Sandboxes may be claimed from; its template's image must be an --image too (repeatable)")
 			fs.IntVar(&maxOutput, "max-output-bytes", 64<<10, "the most of each of a command's stdout and stderr returned (head and tail)")
 			fs.Int64Var(&maxFile, "max-file-bytes", 1<<20, "the largest file read_file returns and write_file takes")
+			fs.IntVar(&maxList, "max-list-entries", 1000, "the most entries list_files returns; the rest are counted")
+			caps.add(fs)
+			fs.BoolVar(&secretFiles, "allow-secret-files", false, "touch Sandboxes that mount secret files (a model could read them out)")
 		},
 		run: func(ctx context.Context, _ []string) error {
 			if len(images) == 0 {
 				return usageError("no --image given: list the images this server may run")
 			}
-			if maxOutput < 2 || maxFile < 1 {
-				return usageError("--max-output-bytes must be 2 or more and --max-file-bytes 1 or more")
+			if maxOutput < 2 || maxOutput > 1<<20 || maxFile < 1 || maxList < 1 {
+				return usageError("--max-output-bytes must be between 2 and 1048576, --max-file-bytes and --max-list-entries 1 or more")
+			}
+			limits, err := caps.parse()
+			if err != nil {
+				return usageError("%s", err)
 			}
 			cfg, ns, err := k.config()
 			if err != nil {
@@ -56,12 +66,15 @@ func mcpVerb() verb {
 				return err
 			}
 			s := mcpserver.New(mcpserver.Options{
-				Client:         c,
-				DataPlane:      apiDataPlane{cfg: cfg},
-				Policy:         mcpserver.Policy{Namespace: ns, Images: images, Templates: templates, Pools: pools},
+				Client:    c,
+				DataPlane: apiDataPlane{cfg: cfg},
+				Policy: mcpserver.Policy{Namespace: ns, Images: images, Templates: templates, Pools: pools,
+					Caps: limits, SecretFiles: secretFiles},
 				MaxOutputBytes: maxOutput,
 				MaxFileBytes:   maxFile,
+				MaxListEntries: maxList,
 				Interpreter:    interpreterCommand,
+				Version:        version.String(),
 			})
 			defer s.Close()
 			if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -14,6 +15,9 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/streaming/pkg/httpstream"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 const portForwardUsage = `Usage: kubectl dockside port-forward [flags] SANDBOX [SERVICE:]PORT [LOCAL]
@@ -24,7 +28,10 @@ docs/design/dataplane.md), as kubectl port-forward does for a pod, until interru
 network (a Sandbox of network mode None has no port to reach; its services always do). Like kubectl, it
 tunnels SPDY through a WebSocket first and falls back to plain SPDY; KUBECTL_PORT_FORWARD_WEBSOCKETS=false
 goes straight to SPDY.
-Exit codes: 0 interrupted after forwarding, 1 the forward failed (the message says why), 2 usage.
+The forward ends, as kubectl's does when its pod goes, when the Sandbox is deleted or rebuilt (a roll of its
+topology): every new connection reaches the container the forward began with, or none.
+Exit codes: 0 interrupted after forwarding, 1 the forward failed or ended (the message says why: "sandbox
+NAME was deleted", "was rebuilt"), 2 usage.
 `
 
 func portForwardVerb() verb {
@@ -89,15 +96,35 @@ func portForward(ctx context.Context, k *kubeFlags, sandbox, service, address st
 	if err != nil {
 		return err
 	}
+	c, was := sandboxNow(ctx, k, client.ObjectKey{Namespace: ns, Name: sandbox})
 	ready := make(chan struct{})
 	fw, err := portforward.NewOnAddressesForStreaming(dialer, []string{address}, []string{fmt.Sprintf("%d:%d", local, remote)}, ctx.Done(), ready, os.Stdout, os.Stderr)
 	if err != nil {
 		return fmt.Errorf("listening on %s:%d: %w", address, local, err)
 	}
-	if err := fw.ForwardPorts(); err != nil {
+	err = fw.ForwardPorts()
+	switch {
+	case errors.Is(err, portforward.ErrLostConnectionToPod) && ctx.Err() == nil:
+		return fmt.Errorf("%w: the forward from %s:%d ended", forwardEnd(ctx, c, client.ObjectKey{Namespace: ns, Name: sandbox}, was), address, local)
+	case err != nil:
 		return fmt.Errorf("forwarding %s:%d: %w", address, local, err)
 	}
 	return nil
+}
+
+// sandboxNow is a client and the Sandbox as it is when the forward begins, which forwardEnd compares with;
+// either is nil when it cannot be had (a user may forward ports without reading Sandboxes): the forward goes
+// on, and its end says less.
+func sandboxNow(ctx context.Context, k *kubeFlags, key client.ObjectKey) (client.Client, *dsv1alpha1.Sandbox) {
+	c, _, err := k.client()
+	if err != nil {
+		return nil, nil
+	}
+	sbx := &dsv1alpha1.Sandbox{}
+	if err := c.Get(ctx, key, sbx); err != nil {
+		return c, nil
+	}
+	return c, sbx
 }
 
 // forwardDialer dials as kubectl port-forward (1.31 and later) does: SPDY tunnelled through a WebSocket,

@@ -30,7 +30,7 @@ func newProcessesClient(cfg *rest.Config, ns, sandbox string) (*processesClient,
 	return &processesClient{http: hc, sandbox: sandbox, base: base}, nil
 }
 
-// remoteProcess is what the processes subresource reports of one process (dataplane.Process).
+// remoteProcess is what the processes subresource reports of one process (processes.Process in internal/dataplane/processes).
 type remoteProcess struct {
 	ID         string       `json:"id"`
 	Command    []string     `json:"command"`

@@ -11,24 +11,25 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/dockside-dev/dockside/internal/dataplane/files"
+	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // Bodies travel over a connection upgraded to a WebSocket, which kube-apiserver's --request-timeout does
-// not cut (docs/design/dataplane-files.md, "The API server's request timeout"; the wire is files.Dial, Send
-// and Outcome).
+// not cut (docs/design/dataplane-files.md, "The API server's request timeout"; the wire is
+// filesclient.Dial, Send and Outcome).
 
 // upgrade opens the files call q as method over an upgraded connection.
 func (c *filesClient) upgrade(ctx context.Context, method string, q url.Values) (*websocket.Conn, error) {
 	u := *c.base
 	u.RawQuery = q.Encode()
-	conn, err := files.Dial(ctx, c.cfg, u, method)
+	conn, err := filesclient.Dial(ctx, c.cfg, u, method)
 	return conn, c.wireError(err, q.Get("path"))
 }
 
 // wireError names the Sandbox and path in an error of the wire, a refusal in the server's words.
 func (c *filesClient) wireError(err error, p string) error {
-	var se *files.StatusError
+	var se *fileswire.StatusError
 	switch {
 	case err == nil:
 		return nil
@@ -48,7 +49,7 @@ func (c *filesClient) send(ctx context.Context, q url.Values, body io.Reader, si
 		return err
 	}
 	defer conn.Close()
-	return c.wireError(files.Send(conn, body), q.Get("path"))
+	return c.wireError(filesclient.Send(conn, body), q.Get("path"))
 }
 
 // download is the body of an upgraded read: its bytes, then io.EOF only after the agent's Success.
@@ -64,7 +65,7 @@ func (c *filesClient) receive(ctx context.Context, q url.Values) (io.ReadCloser,
 		return nil, err
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(c.wireError(files.Outcome(conn, pw), q.Get("path"))) }()
+	go func() { pw.CloseWithError(c.wireError(filesclient.Outcome(conn, pw), q.Get("path"))) }()
 	return &download{conn: conn, pr: pr}, nil
 }
 

@@ -14,7 +14,9 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 
-	"github.com/dockside-dev/dockside/internal/dataplane/files"
+	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
+	"github.com/dockside-dev/dockside/internal/dataplane/unavailable"
 )
 
 // unavailableServer answers its first n data plane calls as kube-apiserver's aggregator does while it holds
@@ -31,9 +33,9 @@ func unavailableServer(t *testing.T, n int32, serve http.HandlerFunc) (*httptest
 		serve(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	prev := unavailableWaits
-	unavailableWaits = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}
-	t.Cleanup(func() { unavailableWaits = prev })
+	prev := unavailable.Waits
+	unavailable.Waits = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}
+	t.Cleanup(func() { unavailable.Waits = prev })
 	return srv, &calls
 }
 
@@ -63,7 +65,7 @@ func get(g Gomega, cfg *rest.Config, subresource string) (int, string) {
 func dial(g Gomega, cfg *rest.Config, method string) (*websocket.Conn, error) {
 	u, err := subresourceURL(cfg, "team", "py", "files")
 	g.Expect(err).NotTo(HaveOccurred())
-	return files.Dial(context.Background(), cfg, *u, method)
+	return filesclient.Dial(context.Background(), cfg, *u, method)
 }
 
 // A plain call (processes, files' stat) and a WebSocket handshake (files' transfers, exec, port-forward) that
@@ -74,7 +76,7 @@ func TestAggregatorUnavailableIsRetried(t *testing.T) {
 	code, body := get(g, testConfig(t, srv.URL), "processes")
 	g.Expect([]any{code, body, calls.Load()}).To(Equal([]any{200, "[]", int32(3)}))
 
-	upgrader := websocket.Upgrader{Subprotocols: []string{files.Protocol}}
+	upgrader := websocket.Upgrader{Subprotocols: []string{fileswire.Protocol}}
 	var method string
 	srv, calls = unavailableServer(t, 1, func(w http.ResponseWriter, r *http.Request) {
 		method = r.URL.Query().Get("method")

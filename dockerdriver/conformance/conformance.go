@@ -58,6 +58,7 @@ func Behaviours() []Behaviour {
 			{"container: is addressed by its ID as well as by its name", containerByID},
 			{"network: is addressed by its ID as well as by its name", networkByID},
 			{"container: an ensure with an image not on the node is NotFound, and nothing is made", missingImage},
+			{"container: runc is among the runtimes, an ensure naming one the daemon lacks is InvalidSpec and makes nothing, one naming runc is created under it", unknownRuntime},
 			{"volume: a tmpfs volume keeps its content while another running container mounts it", tmpfsKeptWhileHeld},
 			{"volume: a tmpfs volume loses its content when no running container mounts it", tmpfsLostWhenUnheld},
 			{"exec: past its deadline it ends as DeadlineExceeded and the container is killed", execDeadline},

@@ -58,3 +58,27 @@ func missingImage(t T, h Harness) {
 	g.Expect(dd.PhaseOf(err)).To(Equal(dd.PhaseImage))
 	g.Expect(ops[Container].observe(ctx, h.Driver, s.Name)).To(BeFalse())
 }
+
+// absentRuntime names an OCI runtime no daemon registers.
+const absentRuntime = "dockside-conformance-absent"
+
+func unknownRuntime(t T, h Harness) {
+	g, ctx, o := NewWithT(t), t.Context(), newOwner(t, h)
+	listed, err := h.Driver.Runtimes(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(listed).To(ContainElement("runc"), "every Docker offers runc")
+	g.Expect(listed).NotTo(ContainElement(absentRuntime))
+	s := containerSpec(h, o, dsv1alpha1.RolePrimary)
+	s.Runtime = absentRuntime
+	_, err = h.Driver.EnsureContainer(ctx, s)
+	g.Expect(dd.KindOf(err)).To(Equal(dd.KindInvalidSpec), "%v", err)
+	g.Expect(ops[Container].observe(ctx, h.Driver, s.Name)).To(BeFalse())
+
+	s.Runtime = "runc"
+	_, err = h.Driver.EnsureContainer(ctx, s)
+	g.Expect(err).NotTo(HaveOccurred())
+	seen, err := h.Driver.ObserveContainer(ctx, s.Name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(seen.Runtime).To(Equal("runc"), "the runtime named is the container's")
+	g.Expect(h.Driver.RemoveContainer(ctx, s.Name)).To(Succeed())
+}

@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -79,11 +80,15 @@ func (f *Driver) EnsureContainer(ctx context.Context, spec dd.ContainerSpec) (dd
 		if err := dd.WritableRootRefusal(spec, f.storage); err != nil {
 			return dd.ContainerInfo{}, err
 		}
+		if spec.Runtime != "" && !slices.Contains(f.runtimes, spec.Runtime) {
+			return dd.ContainerInfo{}, dd.NewError(dd.KindInvalidSpec, dd.PhaseCreate, spec.Name, "the daemon offers no runtime "+spec.Runtime)
+		}
 		f.nextID++
 		c := &container{spec: spec, rootfs: map[string]entry{}, info: dd.ContainerInfo{
 			Exists: true, ID: fmt.Sprintf("ctr%04d", f.nextID), Name: spec.Name, Image: spec.Image,
 			ImageID: f.images[spec.Image].ID, State: dd.StateCreated, Network: spec.Network.Name, Labels: want,
-			User: dd.RunAs(spec, f.images[spec.Image].User), Init: spec.Init, RunVolume: hasRunVolume(spec),
+			User: dd.RunAs(spec, f.images[spec.Image].User), Init: spec.Init, Runtime: spec.Runtime,
+			RunVolume: runVolume(spec),
 		}}
 		f.containers[spec.Name] = c
 		return c.snapshot(), nil

@@ -18,6 +18,7 @@ type Driver struct {
 	mu          sync.Mutex
 	images      map[string]dd.ImageInfo
 	registry    map[string]RegistryImage // what pulls can fetch, by reference
+	unpacking   map[string]int64         // what the pulls running have unpacked so far, by reference
 	networks    map[string]*network
 	volumes     map[string]*volume
 	containers  map[string]*container // by name
@@ -33,6 +34,7 @@ type Driver struct {
 	storage     dd.StorageInfo // what docker info would report; see SetStorage
 	noSeccomp   bool           // the daemon applies no seccomp profile; see SetSeccomp
 	noInit      bool           // the daemon has no init binary; see SetInit
+	runtimes    []string       // the OCI runtimes it offers, sorted; see SetRuntimes
 	hostMemory  int64          // docker info's MemTotal; see SetHostMemory
 	hostCPUs    int            // docker info's NCPU; see SetHostCPUs
 }
@@ -45,6 +47,7 @@ func New(node string) *Driver {
 		node:        node,
 		images:      map[string]dd.ImageInfo{},
 		registry:    map[string]RegistryImage{},
+		unpacking:   map[string]int64{},
 		networks:    map[string]*network{},
 		volumes:     map[string]*volume{},
 		containers:  map[string]*container{},
@@ -56,6 +59,7 @@ func New(node string) *Driver {
 		storage:     dd.StorageInfo{Driver: "overlay2", BackingFS: "extfs"}, // Docker's most common setup
 		hostMemory:  DefaultHostMemory,
 		hostCPUs:    DefaultHostCPUs,
+		runtimes:    []string{"runc"}, // what every Docker offers
 	}
 }
 

@@ -16,6 +16,7 @@ const (
 	OpHostMemory       Op = "HostMemory"
 	OpInit             Op = "Init"
 	OpHostCPUs         Op = "HostCPUs"
+	OpRuntimes         Op = "Runtimes"
 	OpInspectImage     Op = "InspectImage"
 	OpPullImage        Op = "PullImage"
 	OpRemoveImage      Op = "RemoveImage"
@@ -50,7 +51,7 @@ const (
 
 // phases is the phase a real driver would name for a failure of each operation.
 var phases = map[Op]dd.Phase{
-	OpPing: dd.PhaseConnect, OpSecurity: dd.PhaseConnect, OpStorage: dd.PhaseConnect, OpHostMemory: dd.PhaseConnect, OpHostCPUs: dd.PhaseConnect,
+	OpPing: dd.PhaseConnect, OpSecurity: dd.PhaseConnect, OpStorage: dd.PhaseConnect, OpHostMemory: dd.PhaseConnect, OpHostCPUs: dd.PhaseConnect, OpRuntimes: dd.PhaseConnect,
 	OpInspectImage: dd.PhaseImage, OpPullImage: dd.PhaseImage, OpRemoveImage: dd.PhaseImage, OpListImages: dd.PhaseObserve,
 	OpEnsureNetwork: dd.PhaseNetwork, OpObserveNetwork: dd.PhaseObserve, OpRemoveNetwork: dd.PhaseRemove,
 	OpListNetworks: dd.PhaseObserve, OpEnsureVolume: dd.PhaseVolume, OpObserveVolume: dd.PhaseObserve,

@@ -53,13 +53,20 @@ func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAut
 		for i := 1; i <= pullSteps; i++ {
 			select {
 			case <-ctx.Done():
-				return dd.PullResult{}, dd.NewError(dd.KindUncertain, dd.PhaseImage, ref, "the pull did not finish before its deadline")
 			case <-time.After(img.Delay / pullSteps):
 			}
+			// Checked apart from the select, which picks at random when a zero delay and a cancelled ctx are
+			// both ready: a cancelled pull brings nothing, as Docker's does.
+			if ctx.Err() != nil {
+				f.unpacked(ref, 0)
+				return dd.PullResult{}, dd.NewError(dd.KindUncertain, dd.PhaseImage, ref, "the pull did not finish before its deadline")
+			}
+			f.unpacked(ref, img.Info.Size*int64(i)/pullSteps) // each step a layer fetched and unpacked
 			if progress != nil {
 				progress(dd.PullProgress{Layers: pullSteps, LayersDone: i, BytesDone: packed * int64(i) / pullSteps, BytesTotal: packed})
 			}
 		}
+		f.unpacked(ref, 0)
 		f.AddImage(ref, img.Info)
 		digest := img.Digest
 		if _, pin, ok := strings.Cut(ref, "@"); ok && digest == "" {
@@ -67,6 +74,36 @@ func (f *Driver) PullImage(ctx context.Context, ref string, auth *dd.RegistryAut
 		}
 		return dd.PullResult{Digest: digest}, nil
 	})
+}
+
+// unpacked notes what the pull of ref has unpacked so far on the disk; 0 once it ended (a cancelled pull
+// leaves nothing, as Docker's releases the layers no image holds).
+func (f *Driver) unpacked(ref string, bytes int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if bytes == 0 {
+		delete(f.unpacking, ref)
+		return
+	}
+	f.unpacking[ref] = bytes
+}
+
+// DiskSize is the size of the fake's disk of images (Disk).
+const DiskSize = 1 << 40
+
+// Disk reports the size and free bytes of the file system Docker keeps images on, as statfs would: the
+// images' sizes and what the pulls running have unpacked so far are what it holds.
+func (f *Driver) Disk() (size, free uint64, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var used int64
+	for _, img := range f.images {
+		used += img.Size
+	}
+	for _, n := range f.unpacking {
+		used += n
+	}
+	return DiskSize, uint64(max(DiskSize-used, 0)), nil //nolint:gosec // not negative
 }
 
 // RemoveImage forgets ref, as the real daemon removes it: refused (a Conflict) while a container of this

@@ -27,7 +27,7 @@ func (f *Driver) execSupervised(ctx context.Context, name string, req dd.ExecReq
 		f.mu.Unlock()
 		return dd.ExecResult{}, err
 	}
-	if !c.info.RunVolume {
+	if c.info.RunVolume == "" {
 		f.mu.Unlock()
 		if err := req.Supervised.Created(dd.ExecRef{}); err != nil {
 			return dd.ExecResult{}, err
@@ -124,12 +124,12 @@ func (f *Driver) forgetExecs(id string) {
 	}
 }
 
-// hasRunVolume tells whether the spec mounts a volume at the run volume's path.
-func hasRunVolume(spec dd.ContainerSpec) bool {
+// runVolume names the volume the spec mounts at the run volume's path, "" for none.
+func runVolume(spec dd.ContainerSpec) string {
 	for _, m := range spec.Mounts {
 		if m.Target == dd.RunMountPath {
-			return true
+			return m.Volume
 		}
 	}
-	return false
+	return ""
 }

@@ -83,6 +83,10 @@ func (d *instrumented) HostCPUs(ctx context.Context) (int, error) {
 	return measure(d, ctx, "HostCPUs", dd.PhaseConnect, 0, d.next.HostCPUs)
 }
 
+func (d *instrumented) Runtimes(ctx context.Context) ([]string, error) {
+	return measure(d, ctx, "Runtimes", dd.PhaseConnect, 0, d.next.Runtimes)
+}
+
 func (d *instrumented) InspectImage(ctx context.Context, ref string) (dd.ImageInfo, error) {
 	return measure(d, ctx, "InspectImage", dd.PhaseImage, 0, func(ctx context.Context) (dd.ImageInfo, error) {
 		return d.next.InspectImage(ctx, ref)

@@ -1,7 +1,7 @@
-// Package doccheck holds the checks that keep the docs/ book whole: the README stays a short front door, every
-// relative link of the Markdown pages leads to a file and heading that exist, and every place the code names a
-// section of a page ("docs/api.md, \"Defaults\"") names a page and heading that exist.
-package doccheck
+// These tests check the repository itself, beside the command's checks: the README stays a short front door,
+// and every place the code or the book names a section of a page ("docs/api.md, \"Defaults\"") names a page
+// and heading that exist.
+package main
 
 import (
 	"os"
@@ -19,10 +19,6 @@ var root = filepath.Join("..", "..")
 const readmeLimit = 12 * 1024
 
 var (
-	heading = regexp.MustCompile(`(?m)^#+ (.+)$`)
-	// A bold lead-in (**Bridges.**) names a part of a page as a heading does.
-	boldLead = regexp.MustCompile(`\*\*([^*]+?)\.?\*\*`)
-	mdLink   = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	// docs/<page>.md, "Section" or docs/<page>.md ("Section"), the quote possibly escaped and the section possibly
 	// broken over two comment lines.
 	sectionRef = regexp.MustCompile(`(docs/[\w/.-]+\.md)(?:,?[ \t]+|,|,?[ \t]*\n[ \t]*(?://|#)[ \t]*)\(?\\?"` +
@@ -49,71 +45,9 @@ func read(t *testing.T, path string) string {
 	return string(data)
 }
 
-// anchor is GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes.
-func anchor(title string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(title)) {
-		switch {
-		case r == ' ':
-			b.WriteRune('-')
-		case r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// parts are the headings and bold lead-ins of a page.
-func parts(page string) map[string]bool {
-	found := map[string]bool{}
-	for _, m := range heading.FindAllStringSubmatch(page, -1) {
-		found[strings.TrimSpace(m[1])] = true
-	}
-	for _, m := range boldLead.FindAllStringSubmatch(page, -1) {
-		found[strings.TrimSpace(m[1])] = true
-	}
-	return found
-}
-
 func TestREADMEIsAShortFrontDoor(t *testing.T) {
 	if n := len(read(t, "README.md")); n > readmeLimit {
 		t.Errorf("README.md holds %d bytes, more than %d: move the detail into docs/", n, readmeLimit)
-	}
-}
-
-func TestEveryLinkOfTheBookLeadsSomewhere(t *testing.T) {
-	pages := tracked(t, "*.md")
-	if len(pages) < 10 {
-		t.Fatalf("only %d Markdown pages tracked", len(pages))
-	}
-	for _, page := range pages {
-		text := read(t, page)
-		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
-			target := m[1]
-			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-				continue
-			}
-			file, frag, _ := strings.Cut(target, "#")
-			path := page
-			if file != "" {
-				path = filepath.Join(filepath.Dir(page), file)
-			}
-			info, err := os.Stat(filepath.Join(root, path))
-			if err != nil {
-				t.Errorf("%s links to %s, which does not exist", page, target)
-				continue
-			}
-			if frag == "" || info.IsDir() || !strings.HasSuffix(path, ".md") {
-				continue
-			}
-			anchors := map[string]bool{}
-			for title := range parts(read(t, path)) {
-				anchors[anchor(title)] = true
-			}
-			if !anchors[frag] {
-				t.Errorf("%s links to %s: %s has no heading with that anchor", page, target, path)
-			}
-		}
 	}
 }
 

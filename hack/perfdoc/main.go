@@ -12,7 +12,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dockside-dev/dockside/internal/benchreport"
+	"github.com/dockside-dev/dockside/test/bench/report"
 )
 
 const (
@@ -52,7 +52,7 @@ func run(resultsPath, docPath string) error {
 
 // generate is page with its marked part made from the report at resultsPath.
 func generate(resultsPath, page string) (string, error) {
-	r, err := benchreport.Read(resultsPath)
+	r, err := report.Read(resultsPath)
 	if err != nil {
 		return "", fmt.Errorf("no figures to write: %w", err)
 	}
@@ -74,7 +74,7 @@ func splice(page, generated string) (string, error) {
 }
 
 // render is the run's dated header, its failures if any, and its table.
-func render(r benchreport.Report) string {
+func render(r report.Report) string {
 	var b bytes.Buffer
 	m := r.Machine
 	fmt.Fprintf(&b, "Run of %s on commit `%s` (`%s`, %.0f minutes): %d CPUs (%s), %.1f GiB, Linux %s, Docker %s, %s.",
@@ -94,6 +94,6 @@ func render(r benchreport.Report) string {
 		}
 		b.WriteString("\n")
 	}
-	benchreport.WriteTable(&b, r.Groups)
+	report.WriteTable(&b, r.Groups)
 	return b.String()
 }

@@ -51,6 +51,7 @@ import (
 	"github.com/dockside-dev/dockside/internal/imagegc"
 	"github.com/dockside-dev/dockside/internal/imagepuller"
 	"github.com/dockside-dev/dockside/internal/nodewatch"
+	"github.com/dockside-dev/dockside/internal/runtimes"
 )
 
 // Defaults of the agent's options.
@@ -125,6 +126,12 @@ type Options struct {
 	// RefuseUnrestricted fails Sandboxes of network mode Unrestricted on this node with reason
 	// UnrestrictedNotAllowed (docs/security.md, "Who may go Unrestricted").
 	RefuseUnrestricted bool
+	// DefaultRuntime is the runtime of the containers of Sandboxes and SandboxServices that name none
+	// (spec.runtime): runc (""), or gVisor, which the daemon must then offer under GVisorRuntimeName.
+	DefaultRuntime dsv1alpha1.Runtime
+	// GVisorRuntimeName is the name the Docker daemon knows gVisor's runsc by (daemon.json's runtimes);
+	// default runsc. Where the daemon lists it, the node offers gVisor.
+	GVisorRuntimeName string
 
 	// LeaderElection holds the Lease LeaseName(Node) in LeaseNamespace (default kube-system), so that two
 	// agents never act for one node at once; the second waits until the first lets go.
@@ -253,6 +260,7 @@ func (o *Options) defaults() error {
 	}
 	setDefault(&o.Workers, 4)
 	setDefault(&o.HolderImage, DefaultHolderImage)
+	setDefault(&o.GVisorRuntimeName, runtimes.DefaultGVisorName)
 	setDefault(&o.LeaseNamespace, DefaultLeaseNamespace)
 	setDefault(&o.NodeLostAfter, DefaultNodeLostAfter)
 	if lease := leaseDuration(*o); o.LeaderElection && o.NodeLostAfter <= lease {
@@ -342,6 +350,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, err
 	}
 	primaryInit, err := nodeInit(ctx, opts.Driver, opts.DockerTimeout, ctrl.LoggerFrom(ctx).WithName("agent"))
+	if err != nil {
+		return nil, err
+	}
+	nodeRuntimes, err := nodeRuntimes(ctx, opts.Driver, opts, ctrl.LoggerFrom(ctx).WithName("agent"))
 	if err != nil {
 		return nil, err
 	}
@@ -441,13 +453,20 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Options: sandbox.Options{
 			Node: opts.Node, Capacity: opts.Capacity, PerContainer: perContainer,
 			Allocatable: sandbox.Holding{Memory: allocatable, Pids: allocatableProcesses.Pids, MilliCPU: allocatableProcesses.MilliCPU}, RequireDigest: opts.RequireDigest, MaxImageBytes: opts.MaxImageBytes, HolderImage: opts.HolderImage,
-			AllowRoot: opts.AllowRoot, RefuseUnrestricted: opts.RefuseUnrestricted, Storage: storage, Init: primaryInit, EgressProxyPort: opts.EgressProxyPort,
+			AllowRoot: opts.AllowRoot, RefuseUnrestricted: opts.RefuseUnrestricted, Runtimes: nodeRuntimes, Storage: storage, Init: primaryInit, EgressProxyPort: opts.EgressProxyPort,
 			BindRetry: opts.BindRetry, SpecRetry: opts.SpecRetry, StopGrace: opts.StopGrace, ProbeLimit: 1024,
 			ProbeConcurrency: 2 * opts.Workers, // readiness checks run off the workers; a worker's share of them at once
 		},
 		Subnets: topologySubnets, Egress: egressGateways(proxy),
 		Archives: store, Registry: registry, Freezes: freezes, Commands: runs, Verdicts: verdicts, Idle: idle,
-		Images: imagepuller.New(ctx, driver, pulls, opts.MaxImageBytes, wake.Now), Wake: wake,
+		Images: pullerOf(ctx, driver, pulls, opts, wake), Wake: wake,
+	}
+	if opts.LeaderElection {
+		r.OfferedElsewhere = offeredElsewhere(mgr.GetClient(), opts.LeaseNamespace, opts.Node, opts.NodeLostAfter)
+		advert := &runtimesAdvert{client: mgr.GetClient(), namespace: opts.LeaseNamespace, lease: LeaseName(opts.Node), value: nodeRuntimes.AnnotationValue(), log: log}
+		if err := mgr.Add(advert); err != nil {
+			return nil, fmt.Errorf("adding the publisher of the node's runtimes: %w", err)
+		}
 	}
 	executions := &execution.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Driver: driver, Runs: runs, Verdicts: verdicts,

@@ -22,7 +22,7 @@ func nodeInit(ctx context.Context, driver dd.Driver, timeout time.Duration, log 
 		return false, fmt.Errorf("asking the Docker daemon for its init binary: %w", err)
 	}
 	if ok, why := info.Available(); !ok {
-		log.Error(nil, "Sandboxes' primaries run without an init: the orphans of killed processes stay as zombies, each holding one of the Sandbox's pids until it stops", "why", why)
+		log.Info("Warning: Sandboxes' primaries run without an init: the orphans of killed processes stay as zombies, each holding one of the Sandbox's pids until it stops", "why", why)
 		return false, nil
 	}
 	log.Info("Sandboxes' primaries run under the Docker daemon's init, which reaps orphans", "initBinary", info.Binary)

@@ -66,6 +66,28 @@ func TestImportRulesDecide(t *testing.T) {
 		{module + "/internal/egress", agent, true},
 		{sandbox, agent, true},
 		{module + "/internal/hostfirewall", agent, true},
+
+		// The local cluster serves make run and the tests only.
+		{docksideDev, localcluster, false},
+		{tests + "/internal/envtestenv", localcluster, false},
+		{localcluster, localcluster + "/pki", false},
+		{agent, localcluster, true},
+		{cmd + "/kubectl-dockside", localcluster + "/pki", true},
+		{module + "/internal/dataplane", localcluster, true},
+
+		// The benches' report format serves the benches and hack/perfdoc, never the product.
+		{tests + "/bench", tests + "/bench/report", false},
+		{hack + "/perfdoc", tests + "/bench/report", false},
+		{agent, tests + "/bench/report", true},
+		{cmd + "/dockside-dev", tests + "/internal/envtestenv", true},
+
+		// The files client and the files server meet only in fileswire.
+		{filesClient, filesServer, true},
+		{filesClient, filesWire, false},
+		{filesServer, filesWire, false},
+		{filesWire, filesServer, true},
+		{filesWire, filesClient, true},
+		{cmd + "/kubectl-dockside", filesClient, false},
 	}
 	for _, c := range cases {
 		var broken []string

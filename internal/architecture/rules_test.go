@@ -11,6 +11,7 @@ const (
 	agent        = module + "/internal/agent"
 	cmd          = module + "/cmd"
 	tests        = module + "/test"
+	hack         = module + "/hack"
 	// testutil holds test helpers that unit tests outside test/ share with the suites.
 	testutil = module + "/internal/testutil"
 	// controllers holds one package per reconciler, which only internal/agent wires up.
@@ -20,6 +21,13 @@ const (
 	checkpoint     = controllers + "/checkpoint"
 	sandboxservice = controllers + "/sandboxservice"
 	nodelifecycle  = controllers + "/nodelifecycle"
+	// localcluster is the etcd and kube-apiserver that `make run` (cmd/dockside-dev) and the suites start.
+	localcluster = module + "/internal/localcluster"
+	docksideDev  = cmd + "/dockside-dev"
+	// The files subresource: its server, its client, and the words both speak.
+	filesServer = module + "/internal/dataplane/files"
+	filesClient = module + "/internal/dataplane/filesclient"
+	filesWire   = module + "/internal/dataplane/fileswire"
 )
 
 // dockerSDK is the Docker client and everything it drags in: only dockerdriver may import it, so that the
@@ -76,5 +84,27 @@ var importRules = []importRule{
 		importers: module,
 		forbidden: []string{agent},
 		allowed:   []string{cmd, tests},
+	},
+	{
+		why:       "internal/localcluster is make run's and the tests' local cluster, no part of the product",
+		importers: module,
+		forbidden: []string{localcluster},
+		allowed:   []string{docksideDev, tests},
+	},
+	{
+		why:       "test/ holds the suites, the benches and their helpers: only tests and hack/ tools import it",
+		importers: module,
+		forbidden: []string{tests},
+		allowed:   []string{hack},
+	},
+	{
+		why:       "the files client does not import the files server: what both need is internal/dataplane/fileswire",
+		importers: filesClient,
+		forbidden: []string{filesServer},
+	},
+	{
+		why:       "internal/dataplane/fileswire is the files call's words only: it imports neither end",
+		importers: filesWire,
+		forbidden: []string{filesServer, filesClient},
 	},
 }

@@ -24,9 +24,25 @@ type authCache struct {
 
 func newAuthCache() *authCache { return &authCache{allowed: map[string]time.Time{}} }
 
-// authorize is authorize through the cache.
+// authorize is authorize through the cache, after peerDenied through the cache for a caller a peer passed on.
 func (a *authCache) authorize(ctx context.Context, c client.Client, caller Caller, verb, ns, name, sub string) (string, error) {
-	key := cacheKey(caller, verb, ns, name, sub)
+	if caller.ForwardedBy != "" {
+		denied, err := a.decide(cacheKey(caller, "", "", "", "")+"\x00peer "+caller.ForwardedBy,
+			func() (string, error) { return peerDenied(ctx, c, caller) })
+		if err != nil || denied != "" {
+			return denied, err
+		}
+	}
+	return a.decide(cacheKey(caller, verb, ns, name, sub), func() (string, error) { return authorize(ctx, c, caller, verb, ns, name, sub) })
+}
+
+// administrator is administrator through the cache, which keeps only "not one" (an allowed answer).
+func (a *authCache) administrator(ctx context.Context, c client.Client, caller Caller) (string, error) {
+	return a.decide(cacheKey(caller, "", "", "", "")+"\x00admin", func() (string, error) { return administrator(ctx, c, caller) })
+}
+
+// decide is ask's decision, or the one kept under key while it is allowedFor old.
+func (a *authCache) decide(key string, ask func() (string, error)) (string, error) {
 	now := time.Now()
 	a.mu.Lock()
 	expires, ok := a.allowed[key]
@@ -34,7 +50,7 @@ func (a *authCache) authorize(ctx context.Context, c client.Client, caller Calle
 	if ok && now.Before(expires) {
 		return "", nil
 	}
-	denied, err := authorize(ctx, c, caller, verb, ns, name, sub)
+	denied, err := ask()
 	if err != nil || denied != "" {
 		return denied, err
 	}

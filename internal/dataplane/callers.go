@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -21,6 +23,14 @@ type Caller struct {
 	UID    string
 	Groups []string
 	Extra  map[string][]string
+	// ForwardedBy is the node of the peer agent that passed the caller on; "" when the front proxy named it.
+	// A peer's word is believed within the bounds of decision 0030 (peers.go, authorize.go).
+	ForwardedBy string
+}
+
+// callerOf is the Caller of an authenticated user.
+func callerOf(u user.Info) Caller {
+	return Caller{Name: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: u.GetExtra()}
 }
 
 // AuthConfigMap is where kube-apiserver publishes how its front proxy (the aggregator) authenticates to
@@ -28,10 +38,10 @@ type Caller struct {
 // the user. Reading it takes the Role extension-apiserver-authentication-reader in kube-system.
 var AuthConfigMap = client.ObjectKey{Namespace: "kube-system", Name: "extension-apiserver-authentication"}
 
-// frontProxy is what the request headers may be believed from: a client certificate chained to roots (and,
+// frontProxy is what the request headers may be believed from: a client certificate that verify accepts (and,
 // when allowedNames is not empty, with one of those common names) vouches for the user in the headers.
 type frontProxy struct {
-	roots         *x509.CertPool
+	verify        x509.VerifyOptions
 	allowedNames  []string
 	userHeaders   []string
 	uidHeaders    []string
@@ -49,8 +59,8 @@ func loadFrontProxy(ctx context.Context, r client.Reader) (*frontProxy, error) {
 	if caPEM == "" {
 		return nil, fmt.Errorf("%s has no requestheader-client-ca-file: kube-apiserver runs without --requestheader-client-ca-file, so it cannot proxy to aggregated APIs", AuthConfigMap)
 	}
-	fp := &frontProxy{roots: x509.NewCertPool()}
-	if !fp.roots.AppendCertsFromPEM([]byte(caPEM)) {
+	fp := &frontProxy{verify: x509.VerifyOptions{Roots: x509.NewCertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}}
+	if !fp.verify.Roots.AppendCertsFromPEM([]byte(caPEM)) {
 		return nil, fmt.Errorf("%s: requestheader-client-ca-file holds no PEM certificate", AuthConfigMap)
 	}
 	for key, into := range map[string]*[]string{
@@ -72,59 +82,43 @@ func loadFrontProxy(ctx context.Context, r client.Reader) (*frontProxy, error) {
 	return fp, nil
 }
 
+// newFrontProxyAuthenticator is k8s.io/apiserver's request-header authenticator on the settings current
+// returns as they are at each request (read again every authRefresh, so a rotated CA is followed).
+func newFrontProxyAuthenticator(current func() *frontProxy) authenticator.Request {
+	setting := func(of func(*frontProxy) []string) headerrequest.StringSliceProvider {
+		return headerrequest.StringSliceProviderFunc(func() []string {
+			if fp := current(); fp != nil {
+				return of(fp)
+			}
+			return nil
+		})
+	}
+	return headerrequest.NewDynamicVerifyOptionsSecure(
+		func() (x509.VerifyOptions, bool) {
+			if fp := current(); fp != nil {
+				return fp.verify, true
+			}
+			return x509.VerifyOptions{}, false
+		},
+		setting(func(fp *frontProxy) []string { return fp.allowedNames }),
+		setting(func(fp *frontProxy) []string { return fp.userHeaders }),
+		setting(func(fp *frontProxy) []string { return fp.uidHeaders }),
+		setting(func(fp *frontProxy) []string { return fp.groupHeaders }),
+		setting(func(fp *frontProxy) []string { return fp.extraPrefixes }),
+	)
+}
+
 // errNoProxyCert: the request did not come through the API server (or a peer agent).
 var errNoProxyCert = errors.New("the request carries no client certificate of the API server's front proxy or of a Dockside agent: call through the API server")
 
-// verified reports whether the request's client certificate chains to roots with the client-auth usage and,
-// when names is not empty, has one of them as common name.
-func verified(r *http.Request, roots *x509.CertPool, names []string) bool {
-	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 || roots == nil {
-		return false
+// peerHeaders reads the caller a peer agent passes on: the same headers the aggregator uses (callerHeaders).
+var peerHeaders = func() authenticator.Request {
+	a, err := headerrequest.New([]string{"X-Remote-User"}, []string{"X-Remote-Uid"}, []string{"X-Remote-Group"}, []string{"X-Remote-Extra-"})
+	if err != nil {
+		panic(err) // fixed, valid header names
 	}
-	leaf := r.TLS.PeerCertificates[0]
-	inter := x509.NewCertPool()
-	for _, c := range r.TLS.PeerCertificates[1:] {
-		inter.AddCert(c)
-	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		return false
-	}
-	return len(names) == 0 || slices.Contains(names, leaf.Subject.CommonName)
-}
-
-// caller reads the user from the headers fp names.
-func (fp *frontProxy) caller(h http.Header) (Caller, error) {
-	c := Caller{Extra: map[string][]string{}}
-	for _, name := range fp.userHeaders {
-		if c.Name = h.Get(name); c.Name != "" {
-			break
-		}
-	}
-	if c.Name == "" {
-		return Caller{}, fmt.Errorf("the front proxy named no user (%s)", strings.Join(fp.userHeaders, ", "))
-	}
-	for _, name := range fp.uidHeaders {
-		if c.UID = h.Get(name); c.UID != "" {
-			break
-		}
-	}
-	for _, name := range fp.groupHeaders {
-		c.Groups = append(c.Groups, h.Values(name)...)
-	}
-	for key, values := range h {
-		for _, prefix := range fp.extraPrefixes {
-			if len(key) > len(prefix) && strings.EqualFold(key[:len(prefix)], prefix) {
-				extra, err := url.PathUnescape(key[len(prefix):])
-				if err != nil {
-					return Caller{}, fmt.Errorf("header %s: %w", key, err)
-				}
-				extra = strings.ToLower(extra)
-				c.Extra[extra] = append(c.Extra[extra], values...)
-			}
-		}
-	}
-	return c, nil
-}
+	return a
+}()
 
 // callerHeaders writes c in the standard front-proxy headers, as an agent forwarding a request does.
 func callerHeaders(h http.Header, c Caller) {
@@ -142,14 +136,8 @@ func callerHeaders(h http.Header, c Caller) {
 	}
 }
 
-// peerHeaders is how a peer agent passes the caller on: the same headers the aggregator uses.
-var peerHeaders = frontProxy{
-	userHeaders: []string{"X-Remote-User"}, uidHeaders: []string{"X-Remote-Uid"},
-	groupHeaders: []string{"X-Remote-Group"}, extraPrefixes: []string{"X-Remote-Extra-"},
-}
-
-// stripCallerHeaders removes every header fp reads, so that a forwarded request carries only what the
-// forwarding agent writes.
+// stripCallerHeaders removes every header peerHeaders reads, so that a forwarded request carries only what
+// the forwarding agent writes.
 func stripCallerHeaders(h http.Header) {
 	for key := range h {
 		if k := strings.ToLower(key); strings.HasPrefix(k, "x-remote-") {

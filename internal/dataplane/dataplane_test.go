@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilexec "k8s.io/utils/exec"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -64,9 +66,27 @@ func TestCallerHeadersRoundTrip(t *testing.T) {
 	h.Set("X-Remote-User", "forged") // what a client sent: a forwarding agent replaces it
 	stripCallerHeaders(h)
 	callerHeaders(h, in)
-	out, err := peerHeaders.caller(h)
+	resp, ok, err := peerHeaders.AuthenticateRequest(&http.Request{Header: h})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(out).To(Equal(in))
-	_, err = peerHeaders.caller(http.Header{})
-	g.Expect(err).To(MatchError(ContainSubstring("named no user")))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(callerOf(resp.User)).To(Equal(in))
+	_, ok, _ = peerHeaders.AuthenticateRequest(&http.Request{Header: http.Header{}})
+	g.Expect(ok).To(BeFalse(), "no user named")
+}
+
+// A Sandbox frozen for idleness is refused as Paused unless the call woke it, which it then may run in; its
+// status is read, never rewritten.
+func TestRunnableAsksWhetherTheCallWokeTheSandbox(t *testing.T) {
+	g := NewWithT(t)
+	sbx := &dsv1alpha1.Sandbox{}
+	sbx.Name = "idle"
+	sbx.Status.Phase = dsv1alpha1.SandboxPaused
+	sbx.Status.Conditions = []metav1.Condition{{Type: dsv1alpha1.ConditionPaused, Status: metav1.ConditionTrue, Reason: dsv1alpha1.ReasonIdle}}
+	refused := runnable(sbx, false)
+	g.Expect(refused).NotTo(BeNil())
+	g.Expect(refused.message).To(ContainSubstring(`Sandbox "idle" is Paused`))
+	g.Expect(runnable(sbx, true)).To(BeNil())
+	g.Expect(sbx.Status.Phase).To(Equal(dsv1alpha1.SandboxPaused))
+	sbx.Status.Phase = dsv1alpha1.SandboxRunning
+	g.Expect(runnable(sbx, false)).To(BeNil())
 }

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/dataplane/processes"
 )
 
 const (
@@ -67,9 +69,14 @@ func serveExec(w http.ResponseWriter, r *http.Request, e executor, container str
 		writeStatus(w, http.StatusBadRequest, "BadRequest", "%v", err)
 		return
 	}
-	w, r, cancel := watchConnection(w, r)
+	websocket := wsstream.IsWebSocketRequest(r)
+	bound := boundSPDY
+	if websocket {
+		bound = nil // its messages are bounded as they are read (maxChannelMessage)
+	}
+	w, r, cancel := watchConnection(w, r, bound)
 	defer cancel()
-	if wsstream.IsWebSocketRequest(r) {
+	if websocket {
 		serveWebSocketExec(w, r, e, container, cmd, opts)
 		return
 	}
@@ -81,7 +88,7 @@ func serveExec(w http.ResponseWriter, r *http.Request, e executor, container str
 // process=ID) the command takes signals from it and records how it ended in it.
 type executor struct {
 	driver dd.Driver
-	proc   *process
+	proc   *processes.Entry
 	env    []dd.EnvVar // the Sandbox's commandEnv (docs/pools.md)
 }
 
@@ -99,13 +106,16 @@ func (e executor) ExecInContainer(ctx context.Context, _, _, container string, c
 		go forwardSizes(ctx, resize, sizes)
 	}
 	if e.proc != nil {
-		req.Signals = e.proc.signals
+		req.Signals = e.proc.Signals()
 	}
 	res, err := e.driver.StreamExec(ctx, container, req)
 	if e.proc != nil {
-		e.proc.finish(res, err)
+		e.proc.Finish(res, err)
 	}
+	var gone *sandboxGone
 	switch {
+	case errors.As(context.Cause(ctx), &gone):
+		return gone // the Sandbox was deleted or rebuilt under the command: say so (calls.go)
 	case err != nil:
 		return fmt.Errorf("%s: %w", cmd[0], err)
 	case res.ExitCode != 0:

@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/http/httputil"
@@ -26,7 +25,8 @@ const AddressAnnotation = "dockside.dev/dataplane-address"
 const forwardedHeader = "X-Dockside-Forwarded-By"
 
 // forward passes the request to the agent of node, as the caller: the target authenticates this agent by
-// its client certificate (the agents' CA) and checks the caller's access again.
+// its peer certificate (the agents' CA, naming this agent's node) and checks the caller's access again, within
+// the bounds of decision 0030 (peers.go).
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1.Sandbox, node string, caller Caller) {
 	if node == "" {
 		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "Sandbox %q is not bound to a node yet (Pending)", sbx.Name)
@@ -42,6 +42,20 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1
 		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "Sandbox %q runs on node %s: %v", sbx.Name, node, err)
 		return
 	}
+	tlsConfig, err := s.certs.clientConfig(s.opts.ServerName)
+	if err != nil {
+		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "Sandbox %q runs on node %s: %v", sbx.Name, node, err)
+		return
+	}
+	caller, refused := s.forwardable(r, caller, sbx, node)
+	if refused != nil {
+		refused.write(w)
+		return
+	}
+	// A transport per call, since the peer's TLS settings are read at each; its connection is closed with the
+	// call rather than left idle on the peer until the peer's idle timeout.
+	transport := &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: false}
+	defer transport.CloseIdleConnections()
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(&url.URL{Scheme: "https", Host: addr})
@@ -51,13 +65,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1
 			pr.Out.Header.Set(forwardedHeader, s.opts.Node)
 			tracing.ToHeaders(r.Context(), pr.Out.Header) // the peer's spans are children of this agent's
 		},
-		Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{
-				MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{s.cert}, RootCAs: s.peers,
-				ServerName: s.opts.ServerName, NextProtos: []string{"http/1.1"},
-			},
-			ForceAttemptHTTP2: false,
-		},
+		Transport: transport,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			writeStatus(w, http.StatusBadGateway, metav1.StatusReasonInternalError, "forwarding to the agent of node %s at %s: %v", node, addr, err)
 		},
@@ -93,4 +101,29 @@ func (s *Server) Advertise(ctx context.Context, address string) error {
 		return fmt.Errorf("publishing the data plane's address on Lease %s/%s: %w", lease.Namespace, lease.Name, err)
 	}
 	return nil
+}
+
+// forwardable is the caller as this agent passes it to node. No agent believes a cluster administrator from a
+// peer (decision 0030), so an administrator goes on by user name alone, without groups, and one whose name
+// alone may not reach the Sandbox is refused here, in words that say why, rather than by the peer.
+func (s *Server) forwardable(r *http.Request, caller Caller, sbx *dsv1alpha1.Sandbox, node string) (Caller, *refusal) {
+	why, err := s.auth.administrator(r.Context(), s.opts.Client, caller)
+	if err != nil {
+		return Caller{}, &refusal{http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error()}
+	}
+	if why == "" {
+		return caller, nil
+	}
+	plain := Caller{Name: caller.Name, UID: caller.UID}
+	t, _ := parseTarget(r.URL.Path)
+	denied, err := s.auth.authorize(r.Context(), s.opts.Client, plain, verbOf(r, t), t.Namespace, t.Name, t.Subresource)
+	switch {
+	case err != nil:
+		return Caller{}, &refusal{http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error()}
+	case denied != "":
+		return Caller{}, &refusal{http.StatusForbidden, metav1.StatusReasonForbidden, fmt.Sprintf(
+			"Sandbox %q runs on node %s, and this agent (node %s) passes user %q, who %s, on to its agent by user name alone, without groups: no agent acts as a cluster administrator for another (docs/design/decisions/0030-peers-are-nodes-and-never-pass-administrators.md); bind the user name in namespace %q: %s",
+			sbx.Name, node, s.opts.Node, caller.Name, why, sbx.Namespace, denied)}
+	}
+	return plain, nil
 }

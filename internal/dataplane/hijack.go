@@ -10,21 +10,22 @@ import (
 	"net/http"
 )
 
-// watchConnection makes the end of a hijacked connection cancel the request's context. net/http cancels it
-// when a handler returns or, for a request it still reads, when the client goes away; once a stream protocol
+// watchConnection makes the end of a hijacked connection cancel the request's context, and with bound (nil:
+// none) bounds the frames read from it (boundSPDY, boundWebSocket). net/http cancels it when a handler returns or, for a request it still reads, when the client goes away; once a stream protocol
 // (SPDY, WebSocket) hijacks the connection, nothing does, and a command that writes nothing would run on
 // after its client left. Both protocols read their connection for as long as it lasts (frames, pings,
 // stdin), so the first failed read, or a close, is its end (docs/design/dataplane.md, "Processes end with the
 // exec"). The returned cancel must be called when the handler returns.
-func watchConnection(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, context.CancelFunc) {
+func watchConnection(w http.ResponseWriter, r *http.Request, bound func(io.Reader) io.Reader) (http.ResponseWriter, *http.Request, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(r.Context())
-	return &hijackWatch{ResponseWriter: w, cancel: cancel}, r.WithContext(ctx), cancel
+	return &hijackWatch{ResponseWriter: w, cancel: cancel, bound: bound}, r.WithContext(ctx), cancel
 }
 
 // hijackWatch is a ResponseWriter whose hijacked connection cancels the request's context at its end.
 type hijackWatch struct {
 	http.ResponseWriter
 	cancel context.CancelFunc
+	bound  func(io.Reader) io.Reader // wraps what is read of the connection in its protocol's frame cap
 }
 
 var errNoHijack = errors.New("the connection cannot be taken over (no http.Hijacker)")
@@ -43,6 +44,9 @@ func (h *hijackWatch) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	wc := &watchedConn{Conn: conn, cancel: h.cancel}
 	buffered, _ := brw.Peek(brw.Reader.Buffered())
 	in := io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), wc)
+	if h.bound != nil {
+		in = h.bound(in)
+	}
 	return wc, bufio.NewReadWriter(bufio.NewReader(in), brw.Writer), nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/dataplane/processes"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
@@ -39,20 +40,20 @@ var signals = map[string]syscall.Signal{
 //	GET  processes/ID/stdout|stderr[?from=N][&follow=true]  its output kept from byte N
 //	POST processes/ID/stdin[?close=true]             write the body to its input
 //	POST processes/ID/signal?signal=TERM             signal its process group
-func (s *Server) serveProcesses(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1.Sandbox, rest string) {
+func (s *Server) serveProcesses(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1.Sandbox, rest string, woken bool) {
 	parts := strings.Split(strings.Trim(rest, "/"), "/")
 	if parts[0] == "" {
 		switch r.Method {
 		case http.MethodGet:
-			writeJSON(w, ProcessList{Items: s.processes.list(sbx.UID)})
+			writeJSON(w, processes.List{Items: s.processes.List(sbx.UID)})
 		case http.MethodPost:
-			s.startProcess(w, r, sbx)
+			s.startProcess(w, r, sbx, woken)
 		default:
 			writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "processes takes GET (list) and POST (start)")
 		}
 		return
 	}
-	p := s.processes.get(sbx.UID, parts[0])
+	p := s.processes.Get(sbx.UID, parts[0])
 	if p == nil {
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "Sandbox %q has no process %q", sbx.Name, parts[0])
 		return
@@ -60,7 +61,7 @@ func (s *Server) serveProcesses(w http.ResponseWriter, r *http.Request, sbx *dsv
 	what := strings.Join(parts[1:], "/")
 	switch {
 	case what == "" && r.Method == http.MethodGet:
-		writeJSON(w, p.view())
+		writeJSON(w, p.View())
 	case (what == "stdout" || what == "stderr") && r.Method == http.MethodGet:
 		serveOutput(w, r, p, what)
 	case what == "stdin" && r.Method == http.MethodPost:
@@ -69,31 +70,30 @@ func (s *Server) serveProcesses(w http.ResponseWriter, r *http.Request, sbx *dsv
 		signalProcess(w, r, p)
 	default:
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound,
-			"%s processes/%s/%s is not served: GET processes/ID, GET .../stdout, GET .../stderr, POST .../stdin, POST .../signal", r.Method, p.id, what)
+			"%s processes/%s/%s is not served: GET processes/ID, GET .../stdout, GET .../stderr, POST .../stdin, POST .../signal", r.Method, p.ID(), what)
 	}
 }
 
 // startProcess starts a background process in the Sandbox's primary. It runs under the agent's context, not
 // the request's: it outlives the call, and ends with the agent.
-func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1.Sandbox) {
+func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1.Sandbox, woken bool) {
 	q := r.URL.Query()
 	cmd := q["command"]
 	if len(cmd) == 0 {
 		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "a command is required: add command=... to the query, once per argument")
 		return
 	}
-	if refused := s.awaitRunnable(r.Context(), sbx); refused != nil {
+	if refused := s.awaitRunnable(r.Context(), sbx, woken); refused != nil {
 		refused.write(w)
 		return
 	}
-	p := newProcess(q.Get("id"), cmd, true)
+	p := processes.New(q.Get("id"), cmd, true)
 	var in io.Reader
 	if q.Get("stdin") == "true" {
-		pr, pw := io.Pipe()
-		in, p.stdin = pr, pw
+		in = p.OpenStdin()
 	}
 	// The process keeps the Sandbox awake while it runs, past the call that started it.
-	awake, refused := s.wake(r.Context(), sbx)
+	awake, _, refused := s.wake(r.Context(), sbx)
 	if refused != nil {
 		refused.write(w)
 		return
@@ -102,25 +102,26 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sbx *dsv1a
 		awake()
 		return
 	}
-	req := dd.StreamExecRequest{Command: cmd, Stdin: in, Stdout: p.stdout, Stderr: p.stderr, Signals: p.signals}
+	// It gets the Sandbox's commandEnv, as an exec does (docs/pools.md).
+	req := dd.StreamExecRequest{Command: cmd, Env: topology.CommandEnv(sbx.Spec.CommandEnv, nil), Stdin: in, Stdout: p.Output("stdout"), Stderr: p.Output("stderr"), Signals: p.Signals()}
 	go func() {
 		defer awake()
 		res, err := s.opts.Driver.StreamExec(s.base(), topology.NamesOf(sbx).Primary(), req)
 		if pr, ok := in.(*io.PipeReader); ok {
 			_ = pr.Close()
 		}
-		p.finish(res, err)
+		p.Finish(res, err)
 	}()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
-	_ = json.NewEncoder(w).Encode(p.view())
+	_ = json.NewEncoder(w).Encode(p.View())
 }
 
 // addProcess registers p, or answers why not.
-func (s *Server) addProcess(w http.ResponseWriter, sbx *dsv1alpha1.Sandbox, p *process) bool {
-	err := s.processes.add(sbx.UID, p)
+func (s *Server) addProcess(w http.ResponseWriter, sbx *dsv1alpha1.Sandbox, p *processes.Entry) bool {
+	err := s.processes.Add(sbx.UID, p)
 	switch {
-	case errors.Is(err, errProcessConflict):
+	case errors.Is(err, processes.ErrConflict):
 		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "Sandbox %q: %v", sbx.Name, err)
 	case err != nil:
 		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "%v", err)
@@ -128,22 +129,13 @@ func (s *Server) addProcess(w http.ResponseWriter, sbx *dsv1alpha1.Sandbox, p *p
 	return err == nil
 }
 
-func newProcess(id string, cmd []string, background bool) *process {
-	p := &process{id: id, command: cmd, background: background, started: time.Now(),
-		signals: make(chan dd.Signal), ended: make(chan struct{})}
-	if background {
-		p.stdout, p.stderr = newTailOutput(processOutput), newTailOutput(processOutput)
-	}
-	return p
-}
-
 // serveOutput answers what the process wrote on one stream from byte from on (as much as is kept), and with
 // follow what it writes next, until it ends or followFor passes. X-Dockside-Output-Start is the offset of the
 // first byte sent: a client goes on from it plus what it read.
-func serveOutput(w http.ResponseWriter, r *http.Request, p *process, stream string) {
-	out := map[string]*tailOutput{"stdout": p.stdout, "stderr": p.stderr}[stream]
+func serveOutput(w http.ResponseWriter, r *http.Request, p *processes.Entry, stream string) {
+	out := p.Output(stream)
 	if out == nil {
-		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "process %q is an exec: its output went to its client, and none is kept", p.id)
+		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "process %q is an exec: its output went to its client, and none is kept", p.ID())
 		return
 	}
 	from, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64)
@@ -182,26 +174,20 @@ func serveOutput(w http.ResponseWriter, r *http.Request, p *process, stream stri
 }
 
 // writeStdin copies the body to the process's input; close=true closes the input after it.
-func writeStdin(w http.ResponseWriter, r *http.Request, p *process) {
-	if p.stdin == nil {
-		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "process %q was started without stdin=true: it has no input to write", p.id)
-		return
+func writeStdin(w http.ResponseWriter, r *http.Request, p *processes.Entry) {
+	n, err := p.WriteStdin(r.Body, r.URL.Query().Get("close") == "true")
+	switch {
+	case errors.Is(err, processes.ErrNoStdin):
+		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "process %q was started without stdin=true: it has no input to write", p.ID())
+	case err != nil:
+		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "writing the input of process %q after %d bytes: %v", p.ID(), n, err)
+	default:
+		writeSuccess(w, "%d bytes written", n)
 	}
-	p.stdinMu.Lock()
-	defer p.stdinMu.Unlock()
-	n, err := io.Copy(p.stdin, r.Body)
-	if err != nil {
-		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "writing the input of process %q after %d bytes: %v", p.id, n, err)
-		return
-	}
-	if r.URL.Query().Get("close") == "true" {
-		_ = p.stdin.Close()
-	}
-	writeSuccess(w, "%d bytes written", n)
 }
 
 // signalProcess sends the named signal to the process's group.
-func signalProcess(w http.ResponseWriter, r *http.Request, p *process) {
+func signalProcess(w http.ResponseWriter, r *http.Request, p *processes.Entry) {
 	name := r.URL.Query().Get("signal")
 	sig, ok := parseSignal(name)
 	if !ok {
@@ -210,13 +196,13 @@ func signalProcess(w http.ResponseWriter, r *http.Request, p *process) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	switch err := p.signal(ctx, sig); {
-	case errors.Is(err, errProcessEnded) || dd.KindOf(err) == dd.KindConflict:
-		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "process %q has ended", p.id)
+	switch err := p.Signal(ctx, sig); {
+	case errors.Is(err, processes.ErrEnded) || dd.KindOf(err) == dd.KindConflict:
+		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "process %q has ended", p.ID())
 	case err != nil:
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "signalling process %q: %v", p.id, err)
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "signalling process %q: %v", p.ID(), err)
 	default:
-		writeSuccess(w, "sent SIG%s to process %q", strings.TrimPrefix(strings.ToUpper(name), "SIG"), p.id)
+		writeSuccess(w, "sent SIG%s to process %q", strings.TrimPrefix(strings.ToUpper(name), "SIG"), p.ID())
 	}
 }
 
@@ -236,12 +222,12 @@ func parseSignal(name string) (syscall.Signal, bool) {
 
 // processOf is the process an exec names with process=ID, registered while it runs so that it can be
 // signalled; nil when it names none. ok is false when it was refused (answered).
-func (s *Server) processOf(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1.Sandbox) (p *process, ok bool) {
+func (s *Server) processOf(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1.Sandbox) (p *processes.Entry, ok bool) {
 	id := r.URL.Query().Get("process")
 	if id == "" {
 		return nil, true
 	}
-	p = newProcess(id, r.URL.Query()["command"], false)
+	p = processes.New(id, r.URL.Query()["command"], false)
 	if !s.addProcess(w, sbx, p) {
 		return nil, false
 	}

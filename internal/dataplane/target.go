@@ -77,15 +77,18 @@ func nodeOf(sbx *dsv1alpha1.Sandbox) string {
 
 // runnable is the rule for calls into a Sandbox (docs/design/dataplane.md, "Paused Sandboxes and captures"): a
 // Paused Sandbox, or one asked to pause, is refused at once with 409 naming the state, since it stays so until
-// someone resumes it; so is any other phase than Running. A Sandbox a Checkpoint capture holds frozen is waited
-// for (see Server.awaitCapture), as Executions wait.
-func runnable(sbx *dsv1alpha1.Sandbox) *refusal {
+// someone resumes it; so is any other phase than Running. woken says the call thawed the Sandbox from an idle
+// pause (Server.wake): it runs, though its status says Paused until the Sandbox reconciler's next pass. A
+// Sandbox a Checkpoint capture holds frozen is waited for (see Server.awaitRunnable), as Executions wait.
+func runnable(sbx *dsv1alpha1.Sandbox, woken bool) *refusal {
 	conflict := func(format string, args ...any) *refusal {
 		return &refusal{http.StatusConflict, metav1.StatusReasonConflict, fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case sbx.DeletionTimestamp != nil:
 		return conflict("Sandbox %q is being deleted", sbx.Name)
+	case woken:
+		return nil
 	case sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused || sbx.Status.Phase == dsv1alpha1.SandboxPaused:
 		return conflict("Sandbox %q is Paused: resume it first (kubectl dockside resume %s)", sbx.Name, sbx.Name)
 	case sbx.Status.Phase != dsv1alpha1.SandboxRunning:

@@ -10,7 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
-	"k8s.io/streaming/pkg/httpstream/wsstream"
 	utilexec "k8s.io/utils/exec"
 )
 
@@ -35,59 +34,43 @@ const (
 // serveWebSocketExec runs the command over a WebSocket: one channel per stream, the outcome as a Status
 // on the error channel.
 func serveWebSocketExec(w http.ResponseWriter, r *http.Request, e executor, container string, cmd []string, opts *remotecommand.Options) {
-	channels := make([]wsstream.ChannelType, 5)
-	channels[stdinChannel] = pick(opts.Stdin, wsstream.ReadChannel)
-	channels[stdoutChannel] = pick(opts.Stdout, wsstream.WriteChannel)
-	channels[stderrChannel] = pick(opts.Stderr, wsstream.WriteChannel)
-	channels[errorChannel] = wsstream.WriteChannel
-	channels[resizeChannel] = pick(opts.TTY, wsstream.ReadChannel)
-	conn := wsstream.NewConn(map[string]wsstream.ChannelProtocolConfig{
-		v5Protocol:       {Binary: true, Channels: channels},
-		v4Protocol:       {Binary: true, Channels: channels},
-		v4Base64Protocol: {Binary: false, Channels: channels},
-	})
-	conn.SetIdleTimeout(streamIdleTimeout)
-	_, streams, err := conn.Open(w, r)
+	readable := make([]bool, 5)
+	readable[stdinChannel] = opts.Stdin
+	readable[resizeChannel] = opts.TTY
+	conn, err := openChannels(w, r, readable, streamIdleTimeout)
 	if err != nil {
-		return // Open has answered the client
+		return // openChannels has answered the client
 	}
 	defer conn.Close()
 	// An empty message on the first output channel tells the client the streams are up.
 	switch {
 	case opts.Stdout:
-		_, _ = streams[stdoutChannel].Write(nil)
+		_, _ = conn.writer(stdoutChannel).Write(nil)
 	case opts.Stderr:
-		_, _ = streams[stderrChannel].Write(nil)
+		_, _ = conn.writer(stderrChannel).Write(nil)
 	default:
-		_, _ = streams[errorChannel].Write(nil)
+		_, _ = conn.writer(errorChannel).Write(nil)
 	}
 	var in io.Reader
 	var out, errOut io.WriteCloser
 	if opts.Stdin {
-		in = streams[stdinChannel]
+		in = conn.reader(stdinChannel)
 	}
 	if opts.Stdout {
-		out = streams[stdoutChannel]
+		out = conn.writer(stdoutChannel)
 	}
 	if opts.Stderr {
-		errOut = streams[stderrChannel]
+		errOut = conn.writer(stderrChannel)
 	}
 	// r's context ends with the connection (watchConnection in serveExec).
 	ctx := r.Context()
 	var sizes chan remotecommand.TerminalSize
 	if opts.TTY {
 		sizes = make(chan remotecommand.TerminalSize)
-		go readSizes(ctx, streams[resizeChannel], sizes)
+		go readSizes(ctx, conn.reader(resizeChannel), sizes)
 	}
 	err = e.ExecInContainer(ctx, "", "", container, cmd, in, out, errOut, opts.TTY, sizes, 0)
-	_ = json.NewEncoder(streams[errorChannel]).Encode(outcomeStatus(err))
-}
-
-func pick(on bool, t wsstream.ChannelType) wsstream.ChannelType {
-	if on {
-		return t
-	}
-	return wsstream.IgnoreChannel
+	_ = json.NewEncoder(conn.writer(errorChannel)).Encode(outcomeStatus(err))
 }
 
 // readSizes decodes the client's terminal sizes, one JSON object per message, until the channel ends.

@@ -31,9 +31,10 @@ type Puller struct {
 	ctx     context.Context
 	driver  dd.Driver
 	records *Records // which credentials brought each image pulled
-	// maxBytes caps one image's size, compressed as announced during the pull and unpacked after it; 0:
-	// no cap (see TooLargeError).
+	// maxBytes caps one image's size, compressed as announced during the pull, unpacked as the disk grows
+	// during it (when watched) and after it; 0: no cap (see TooLargeError).
 	maxBytes int64
+	usage    Usage                      // the file system Docker unpacks into; nil: not watched (WatchDisk)
 	wake     func(types.NamespacedName) // brings a pass over a waiting Sandbox
 
 	mu    sync.Mutex
@@ -77,9 +78,14 @@ type pull struct {
 	cancel   context.CancelFunc
 	expiry   *time.Timer
 	progress dd.PullProgress
-	tooLarge int64              // the compressed bytes announced when the pull was stopped for the cap
-	woke     time.Time          // when waiters last heard of progress
-	waiters  map[string]*waiter // by start
+	tooLarge int64 // the bytes found when the pull was stopped for the cap
+	// unpacking: stopped for what the disk took (tooLarge is what it unpacked), not the layers announced.
+	unpacking   bool
+	watched     bool               // the disk was read at its start
+	diskAtStart int64              // the bytes the disk held then
+	together    int                // the most pulls that ran at once while it ran, itself included
+	woke        time.Time          // when waiters last heard of progress
+	waiters     map[string]*waiter // by start
 
 	ended    time.Time // zero while it runs
 	result   dd.PullResult
@@ -114,6 +120,7 @@ func (p *Puller) Pull(req Request) State {
 		next.failures = pl.failures
 	}
 	p.pulls[key] = next
+	p.count(next)
 	p.start(next)
 	return next.join(req)
 }
@@ -144,13 +151,32 @@ func (p *Puller) Brought(req Request) (State, bool) {
 	return pl.tell(req.Start), true
 }
 
+// count notes how many pulls run at once now that pl starts, on pl and on every other running pull.
+func (p *Puller) count(pl *pull) {
+	var running []*pull
+	for _, other := range p.pulls {
+		if other.ended.IsZero() {
+			running = append(running, other)
+		}
+	}
+	for _, r := range running {
+		r.together = max(r.together, len(running))
+	}
+	pl.diskAtStart, pl.watched = p.used()
+}
+
 // start runs the pull in the background until it ends, ctx ends, or its last waiter's deadline passes.
 func (p *Puller) start(pl *pull) {
 	ctx, cancel := context.WithCancel(p.ctx)
 	pl.cancel = cancel
 	pl.expiry = time.AfterFunc(time.Until(pl.until), func() { p.expire(pl) })
+	done := make(chan struct{})
+	if pl.watched {
+		go p.watchUnpacking(pl, done)
+	}
 	go func() {
 		res, err := p.fetch(ctx, pl)
+		close(done)
 		p.finish(pl, res, err)
 	}()
 }
@@ -164,11 +190,8 @@ func (p *Puller) fetch(ctx context.Context, pl *pull) (dd.PullResult, error) {
 		}
 	}
 	res, err := p.driver.PullImage(ctx, pl.ref, pl.auth, func(pr dd.PullProgress) { p.progressed(pl, pr) })
-	p.mu.Lock()
-	packed := pl.tooLarge
-	p.mu.Unlock()
-	if packed > 0 {
-		return dd.PullResult{}, &TooLargeError{Ref: pl.ref, Bytes: packed, Max: p.maxBytes, Packed: true}
+	if big := p.tooLargeError(pl); big != nil {
+		return dd.PullResult{}, big
 	}
 	if err != nil {
 		return res, fmt.Errorf("pulling %s: %w", pl.ref, err)

@@ -79,3 +79,72 @@ func TestNoCapPullsAnySize(t *testing.T) {
 	docker.AddRegistryImage("reg.example/huge:1", fake.RegistryImage{Packed: 300 << 30, Info: dd.ImageInfo{Size: 900 << 30}})
 	g.Expect(ended(g, p, request("reg.example/huge:1", "one", time.Hour)).Err).NotTo(HaveOccurred())
 }
+
+// watchedPuller is cappedPuller watching the fake's disk.
+func watchedPuller(t *testing.T, maxBytes int64) (*Puller, *fake.Driver) {
+	p, docker := cappedPuller(t, maxBytes)
+	return p.WatchDisk(docker.Disk), docker
+}
+
+// diskUsed is what the fake's disk holds.
+func diskUsed(g *WithT, docker *fake.Driver) int64 {
+	size, free, err := docker.Disk()
+	g.Expect(err).NotTo(HaveOccurred())
+	return int64(size - free)
+}
+
+func TestAPullStopsWhenWhatItUnpackedPassesTheCap(t *testing.T) {
+	g := NewWithT(t)
+	p, docker := watchedPuller(t, 100<<20)
+	// A decompression bomb: 10 MiB compressed, 900 MiB unpacked, a quarter of it with each of four layers.
+	docker.AddRegistryImage("reg.example/bomb:1", fake.RegistryImage{Packed: 10 << 20, Delay: 4 * time.Second, Info: dd.ImageInfo{Size: 900 << 20}})
+
+	st := ended(g, p, request("reg.example/bomb:1", "one", time.Hour))
+	var big *TooLargeError
+	g.Expect(errors.As(st.Err, &big)).To(BeTrue(), "got %v", st.Err)
+	g.Expect(*big).To(Equal(TooLargeError{Ref: "reg.example/bomb:1", Bytes: 225<<20 - 10<<20, Max: 100 << 20, Unpacking: true}),
+		"the first layer's 225 MiB less the 10 MiB of compressed layers the disk may hold meanwhile")
+	g.Expect(st.Err).To(MatchError("image reg.example/bomb:1 had unpacked more than 225443840 bytes, more than the 104857600 bytes this node allows for one image"))
+	g.Expect(st.Progress.LayersDone).To(Equal(1), "stopped at its first layer, not pulled to its end")
+	img, _ := docker.InspectImage(context.Background(), "reg.example/bomb:1")
+	g.Expect(img.Exists).To(BeFalse())
+	g.Expect(diskUsed(g, docker)).To(BeZero(), "the disk is as it was")
+	g.Expect(p.Pull(request("reg.example/bomb:1", "two", time.Hour)).Err).To(Equal(st.Err), "not pulled again within any start's deadline")
+
+	docker.AddRegistryImage("reg.example/fits:1", fake.RegistryImage{Packed: 10 << 20, Delay: 40 * time.Millisecond, Info: dd.ImageInfo{Size: 100 << 20}})
+	g.Expect(ended(g, p, request("reg.example/fits:1", "three", time.Hour)).Err).NotTo(HaveOccurred(), "at the cap is within it")
+	g.Expect(diskUsed(g, docker)).To(BeEquivalentTo(100 << 20))
+}
+
+// The disk does not tell pulls apart: while two run, each may take the cap, and what passes it alone is
+// found once it is pulled.
+func TestPullsRunningTogetherShareTheDisksGrowth(t *testing.T) {
+	g := NewWithT(t)
+	p, docker := watchedPuller(t, 100<<20)
+	docker.AddRegistryImage("reg.example/slow:1", fake.RegistryImage{Packed: 1 << 20, Delay: time.Hour, Info: dd.ImageInfo{Size: 1 << 20}})
+	docker.AddRegistryImage("reg.example/big:1", fake.RegistryImage{Packed: 1 << 20, Delay: 40 * time.Millisecond, Info: dd.ImageInfo{Size: 150 << 20}})
+	g.Expect(p.Pull(request("reg.example/slow:1", "one", time.Hour)).Pulling).To(BeTrue())
+
+	st := ended(g, p, request("reg.example/big:1", "two", time.Hour))
+	var big *TooLargeError
+	g.Expect(errors.As(st.Err, &big)).To(BeTrue(), "got %v", st.Err)
+	g.Expect(*big).To(Equal(TooLargeError{Ref: "reg.example/big:1", Bytes: 150 << 20, Max: 100 << 20, Removed: true}), "found once pulled")
+	g.Expect(diskUsed(g, docker)).To(BeZero())
+}
+
+// A pull stopped for what the disk took while others ran is not known to be the large one: it fails as
+// Uncertain, tried again with the usual backoff, not refused for an hour.
+func TestAPullStoppedAmongOthersIsTriedAgain(t *testing.T) {
+	g := NewWithT(t)
+	p, docker := watchedPuller(t, 100<<20)
+	docker.AddRegistryImage("reg.example/slow:1", fake.RegistryImage{Packed: 1 << 20, Delay: time.Hour, Info: dd.ImageInfo{Size: 1 << 20}})
+	docker.AddRegistryImage("reg.example/bomb:1", fake.RegistryImage{Packed: 10 << 20, Delay: 4 * time.Second, Info: dd.ImageInfo{Size: 900 << 20}})
+	g.Expect(p.Pull(request("reg.example/slow:1", "one", time.Hour)).Pulling).To(BeTrue())
+
+	st := ended(g, p, request("reg.example/bomb:1", "two", time.Hour))
+	g.Expect(errors.As(st.Err, new(*TooLargeError))).To(BeFalse(), "got %v", st.Err)
+	g.Expect(dd.KindOf(st.Err)).To(Equal(dd.KindUncertain))
+	g.Expect(st.Err).To(MatchError(ContainSubstring("the node's disk grew by 225443840 bytes while 2 pulls ran, more than 104857600 bytes each allows")))
+	g.Expect(st.RetryAt.Sub(st.Ended)).To(Equal(pullRetryMin), "tried again as any failed pull")
+	g.Expect(diskUsed(g, docker)).To(BeZero())
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -101,8 +102,9 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	h.server = New(Options{
 		Client: h.k8s, DataPlane: h.dp,
 		Policy: Policy{Namespace: testNS, Images: []string{testImage, "dockside.dev/busybox:local"},
-			Templates: []string{"py", "redis"}, Pools: []string{"warm", "redis"}},
-		MaxOutputBytes: 64, MaxFileBytes: 32, Interpreter: []string{"python3", "-m", "dockside_interpreter"},
+			Templates: []string{"py", "redis"}, Pools: []string{"warm", "redis"},
+			Caps: Caps{CPU: resource.MustParse("2"), Memory: resource.MustParse("1Gi"), Workspace: resource.MustParse("1Gi"), Pids: 512}},
+		MaxOutputBytes: 64, MaxFileBytes: 32, MaxListEntries: 3, Interpreter: []string{"python3", "-m", "dockside_interpreter"},
 		PollInterval: 10 * time.Millisecond, Version: "test",
 	})
 	ctx := t.Context()

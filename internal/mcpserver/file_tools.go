@@ -44,6 +44,9 @@ type writeOutput struct {
 type listOutput struct {
 	Path    string     `json:"path"`
 	Entries []FileInfo `json:"entries"`
+	// Omitted counts the entries past MaxListEntries, which a model does not get: a directory of a million
+	// files would fill its context and the host's memory.
+	Omitted int `json:"omitted,omitempty" jsonschema:"entries left out: the directory holds more than this server lists"`
 }
 
 func (s *Server) addFileTools() {
@@ -57,7 +60,7 @@ func (s *Server) addFileTools() {
 	}, s.writeFile)
 	mcp.AddTool(s.Server, &mcp.Tool{
 		Name:        "list_files",
-		Description: "List a directory of a Sandbox: name, type, size, mode, modification time, a symlink's target.",
+		Description: fmt.Sprintf("List a directory of a Sandbox: name, type, size, mode, modification time, a symlink's target; at most %d entries, the rest counted.", s.opts.MaxListEntries),
 	}, s.listFiles)
 }
 
@@ -146,5 +149,9 @@ func (s *Server) listFiles(ctx context.Context, _ *mcp.CallToolRequest, in pathI
 	if entries == nil {
 		entries = []FileInfo{} // an empty directory is an empty list, not null
 	}
-	return nil, listOutput{Path: in.Path, Entries: entries}, nil
+	out := listOutput{Path: in.Path, Entries: entries}
+	if most := s.opts.MaxListEntries; most > 0 && len(entries) > most {
+		out.Entries, out.Omitted = entries[:most], len(entries)-most
+	}
+	return nil, out, nil
 }

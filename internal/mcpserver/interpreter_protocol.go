@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -112,7 +114,11 @@ func (it *interpreter) send(msg any) error {
 // written it; results of earlier requests (interrupted, their caller gone) are skipped.
 func (it *interpreter) await(id string, output io.Writer) answered {
 	for {
-		line, err := it.lines.ReadBytes('\n')
+		line, err := readLine(it.lines, maxInterpreterLine)
+		if errors.Is(err, errLineTooLong) {
+			it.end()
+			return answered{err: err}
+		}
 		if err != nil {
 			return answered{err: fmt.Errorf("%w: %w", errInterpreterEnded, err)}
 		}
@@ -131,6 +137,31 @@ func (it *interpreter) await(id string, output io.Writer) answered {
 			return answered{msg: msg}
 		case msg.Type == "error":
 			return answered{err: fmt.Errorf("the interpreter refused the request: %s", msg.Message)}
+		}
+	}
+}
+
+// maxInterpreterLine bounds one line the interpreter writes. The interpreter runs in the Sandbox, so what it
+// writes is the tenant's: its results hold at most the output bytes the server asks for (twice, stdout and
+// stderr, JSON-escaped up to six bytes a byte; kubectl dockside mcp takes --max-output-bytes up to 1 MiB).
+const maxInterpreterLine = 16 << 20
+
+var errLineTooLong = fmt.Errorf("the interpreter wrote a line over %d bytes, which its protocol never does: the session is ended", maxInterpreterLine)
+
+// readLine reads one line of at most limit bytes, holding no more than that whatever the writer sends.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		if len(line)+len(part) > limit {
+			return nil, errLineTooLong
+		}
+		line = append(line, part...)
+		if err == nil {
+			return line, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, fmt.Errorf("reading the interpreter's output: %w", err)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
@@ -20,6 +22,17 @@ type Policy struct {
 	// Templates and Pools name the SandboxTemplates and SandboxWarmPools create_sandbox may create from; each
 	// template's image must be one of Images too.
 	Templates, Pools []string
+	// Caps are the most of each limit a Sandbox the server creates or touches may have.
+	Caps Caps
+	// SecretFiles lets the server touch Sandboxes that mount secret files. Off by default: such a Sandbox was
+	// made by a person for a purpose, and a model driving this server could read the secrets out.
+	SecretFiles bool
+}
+
+// Caps bound a Sandbox's limits; a create that leaves a limit out gets the cap. A zero cap bounds nothing.
+type Caps struct {
+	CPU, Memory, Workspace resource.Quantity
+	Pids                   int64
 }
 
 // Refusals name the rule that refused, and the flag that sets it.
@@ -28,6 +41,7 @@ const (
 	imageRule     = "--image"
 	templateRule  = "--template"
 	poolRule      = "--pool"
+	secretsRule   = "--allow-secret-files"
 )
 
 // namespace is the namespace a tool works in: the server's, whether asked for or not; another is refused.
@@ -67,13 +81,67 @@ func listedOr(names []string, name, what, rule string) error {
 	return fmt.Errorf("refused: %s %q is not one this server may create from (%s: %s)", what, name, rule, listed)
 }
 
-// sandbox refuses a Sandbox whose image the operator did not list: the server touches only what it could
-// have made.
+// sandbox refuses a Sandbox the server could not have made: an image the operator did not list, a network
+// other than None and Isolated, secret files unless the operator allows them, or a limit over a cap. Without
+// it a prompt-injected model could use a Sandbox a person made (Unrestricted, or holding secrets) by its name.
 func (p Policy) sandbox(sbx *dsv1alpha1.Sandbox) error {
-	if slices.Contains(p.Images, sbx.Spec.Image) {
+	spec := &sbx.Spec
+	if !slices.Contains(p.Images, spec.Image) {
+		return fmt.Errorf("refused: Sandbox %q runs image %q, not one this server may use (%s: %s)", sbx.Name, spec.Image, imageRule, p.listed())
+	}
+	if err := network(spec.Network.Mode); err != nil {
+		return fmt.Errorf("for Sandbox %q, %w", sbx.Name, err)
+	}
+	if len(spec.SecretFiles) > 0 && !p.SecretFiles {
+		return fmt.Errorf("refused: Sandbox %q mounts secret files, which this server touches only with %s", sbx.Name, secretsRule)
+	}
+	return p.Caps.within(sbx.Name, spec)
+}
+
+// network refuses a network mode a model may not have: Unrestricted reaches the host's networks.
+func network(mode dsv1alpha1.NetworkMode) error {
+	switch mode {
+	case "", dsv1alpha1.NetworkNone, dsv1alpha1.NetworkIsolated:
 		return nil
 	}
-	return fmt.Errorf("refused: Sandbox %q runs image %q, not one this server may use (%s: %s)", sbx.Name, sbx.Spec.Image, imageRule, p.listed())
+	return fmt.Errorf("refused: network %q: this server uses Sandboxes of network None or Isolated only", mode)
+}
+
+// within refuses a spec with a limit over its cap. A zero limit is the kind's default, which the API server
+// fills in on every object it stores; the server sets every capped limit of what it creates itself.
+func (c Caps) within(name string, spec *dsv1alpha1.SandboxSpec) error {
+	for _, q := range []struct {
+		what, flag string
+		have, most resource.Quantity
+	}{
+		{"cpu", "--max-cpu", spec.Resources.CPU, c.CPU},
+		{"memory", "--max-memory", spec.Resources.Memory, c.Memory},
+		{"workspace size", "--max-workspace", spec.Workspace.Size, c.Workspace},
+	} {
+		if !q.most.IsZero() && q.have.Cmp(q.most) > 0 {
+			return fmt.Errorf("refused: Sandbox %q has %s %s, over this server's cap of %s (%s)", name, q.what, q.have.String(), q.most.String(), q.flag)
+		}
+	}
+	if c.Pids > 0 && spec.Resources.Pids > c.Pids {
+		return fmt.Errorf("refused: Sandbox %q has pids %d, over this server's cap of %d (--max-pids)", name, spec.Resources.Pids, c.Pids)
+	}
+	return nil
+}
+
+// fill sets each limit a create left out to its cap, so that what the server makes is within its caps
+// whatever the kind's defaults are.
+func (c Caps) fill(spec *dsv1alpha1.SandboxSpec) {
+	for _, q := range []struct {
+		into *resource.Quantity
+		most resource.Quantity
+	}{{&spec.Resources.CPU, c.CPU}, {&spec.Resources.Memory, c.Memory}, {&spec.Workspace.Size, c.Workspace}} {
+		if q.into.IsZero() {
+			*q.into = q.most
+		}
+	}
+	if spec.Resources.Pids == 0 {
+		spec.Resources.Pids = c.Pids
+	}
 }
 
 func (p Policy) listed() string {

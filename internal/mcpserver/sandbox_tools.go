@@ -147,18 +147,17 @@ func (s *Server) sandboxFor(ctx context.Context, in createInput) (*dsv1alpha1.Sa
 			return nil, err
 		}
 		sbx.Spec = *tpl.Spec.Sandbox.DeepCopy()
-		return sbx, nil
+		s.opts.Policy.Caps.fill(&sbx.Spec)
+		return sbx, s.opts.Policy.sandbox(sbx)
 	}
 	if err := s.opts.Policy.image(in.Image); err != nil {
 		return nil, err
 	}
 	sbx.Spec = dsv1alpha1.SandboxSpec{Image: in.Image, Resources: dsv1alpha1.Resources{Pids: in.Pids}}
-	switch dsv1alpha1.NetworkMode(in.Network) {
-	case "", dsv1alpha1.NetworkNone, dsv1alpha1.NetworkIsolated:
-		sbx.Spec.Network.Mode = dsv1alpha1.NetworkMode(in.Network)
-	default:
-		return nil, fmt.Errorf("refused: network %q: this server creates Sandboxes of network None or Isolated only", in.Network)
+	if err := network(dsv1alpha1.NetworkMode(in.Network)); err != nil {
+		return nil, err
 	}
+	sbx.Spec.Network.Mode = dsv1alpha1.NetworkMode(in.Network)
 	for _, q := range []struct {
 		field, value string
 		into         *resource.Quantity
@@ -172,7 +171,8 @@ func (s *Server) sandboxFor(ctx context.Context, in createInput) (*dsv1alpha1.Sa
 		}
 		*q.into = v
 	}
-	return sbx, nil
+	s.opts.Policy.Caps.fill(&sbx.Spec)
+	return sbx, s.opts.Policy.sandbox(sbx)
 }
 
 // oneSource refuses a call that gives not exactly one of image, template and pool, or limits beside a
@@ -230,6 +230,10 @@ func (s *Server) claimSandbox(ctx context.Context, in createInput) (*mcp.CallToo
 		return nil, sandboxOutput{}, fmt.Errorf("reading SandboxTemplate %s/%s of pool %s: %w", ns, pool.Spec.TemplateRef.Name, in.Pool, err)
 	}
 	if err := s.opts.Policy.image(tpl.Spec.Sandbox.Image); err != nil {
+		return nil, sandboxOutput{}, fmt.Errorf("pool %s: %w", in.Pool, err)
+	}
+	// The pool's Sandboxes are the template's: the policy judges them before one is taken.
+	if err := s.opts.Policy.sandbox(&dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Name: tpl.Name + " (the template)"}, Spec: tpl.Spec.Sandbox}); err != nil {
 		return nil, sandboxOutput{}, fmt.Errorf("pool %s: %w", in.Pool, err)
 	}
 	claim := &dsv1alpha1.SandboxClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: in.Name},

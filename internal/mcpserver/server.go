@@ -23,6 +23,8 @@ type Options struct {
 	MaxOutputBytes int
 	// MaxFileBytes bounds a file read_file returns and write_file takes.
 	MaxFileBytes int64
+	// MaxListEntries bounds the entries list_files returns; the rest are counted.
+	MaxListEntries int
 	// Interpreter is the command of the stateful Python interpreter in a Sandbox (docs/design/interpreter.md).
 	Interpreter []string
 	// PollInterval is how often a tool that waits reads its object again.

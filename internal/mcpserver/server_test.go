@@ -41,7 +41,7 @@ func TestRefusalsNameTheRule(t *testing.T) {
 	}{
 		{"create_sandbox", map[string]any{"image": "alpine:latest"}, `refused: image "alpine:latest" is not one this server may run (--image: dockside.dev/python:local, dockside.dev/busybox:local)`},
 		{"create_sandbox", map[string]any{"image": testImage, "namespace": "kube-system"}, `refused: namespace "kube-system" is not this server's; it is confined to namespace "team" (--namespace)`},
-		{"create_sandbox", map[string]any{"image": testImage, "network": "Unrestricted"}, `refused: network "Unrestricted": this server creates Sandboxes of network None or Isolated only`},
+		{"create_sandbox", map[string]any{"image": testImage, "network": "Unrestricted"}, `refused: network "Unrestricted": this server uses Sandboxes of network None or Isolated only`},
 		{"run_command", map[string]any{"sandbox": "x", "namespace": "other", "command": "true"}, `refused: namespace "other" is not this server's`},
 		{"run_command", map[string]any{"sandbox": "other-image", "command": "true"}, `refused: Sandbox "other-image" runs image "dockside.dev/redis:local", not one this server may use (--image:`},
 		{"read_file", map[string]any{"sandbox": "other-image", "path": "/etc/passwd"}, `refused: Sandbox "other-image" runs image`},

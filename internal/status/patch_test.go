@@ -11,20 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/testutil/faultapi"
 )
 
 var sandboxes = schema.GroupResource{Group: "dockside.dev", Resource: "sandboxes"}
 
-// apiServer is a fake API server that counts status writes and fails the next one with fault, when set.
-type apiServer struct {
-	client.Client
-	writes int
-	fault  error
-}
+// apiServer is a fake API server that counts status writes and fails the next one with Fault, when set.
+type apiServer struct{ *faultapi.Server }
 
 func newAPIServer(t *testing.T, objs ...client.Object) *apiServer {
 	t.Helper()
@@ -32,19 +27,7 @@ func newAPIServer(t *testing.T, objs ...client.Object) *apiServer {
 	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	api := &apiServer{}
-	api.Client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&dsv1alpha1.Sandbox{}).
-		WithInterceptorFuncs(interceptor.Funcs{
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				api.writes++
-				if err := api.fault; err != nil {
-					api.fault = nil
-					return err
-				}
-				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			},
-		}).Build()
-	return api
+	return &apiServer{faultapi.New(scheme, []client.Object{&dsv1alpha1.Sandbox{}}, objs...)}
 }
 
 func (api *apiServer) sandbox(t *testing.T) *dsv1alpha1.Sandbox {
@@ -147,14 +130,14 @@ func TestPassEnd(t *testing.T) {
 			if tc.change != nil {
 				tc.change(obj)
 			}
-			api.fault = tc.fault
+			api.Fault = tc.fault
 
 			var result ctrl.Result
 			reterr := tc.passErr
 			stands := pass.End(context.Background(), obj, &result, &reterr)
 
 			g.Expect(stands).To(Equal(tc.stands), "stands")
-			g.Expect(api.writes).To(Equal(tc.writes), "status writes")
+			g.Expect(api.Writes).To(Equal(tc.writes), "status writes")
 			if tc.requeue {
 				g.Expect(result).To(Equal(ctrl.Result{RequeueAfter: StaleRetry}))
 			} else {

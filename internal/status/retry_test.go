@@ -123,6 +123,6 @@ func TestPassEndOutlastsTransientErrors(t *testing.T) {
 	g.Expect(reterr).NotTo(HaveOccurred())
 	g.Expect(result).To(BeZero())
 	g.Expect(failures).To(BeZero())
-	g.Expect(api.writes).To(Equal(1), "the write that stood")
+	g.Expect(api.Writes).To(Equal(1), "the write that stood")
 	g.Expect(api.sandbox(t).Status.Phase).To(Equal(dsv1alpha1.SandboxFailed))
 }

@@ -26,10 +26,12 @@ func Hash(spec *dsv1alpha1.SandboxSpec, names []string, services []*dsv1alpha1.S
 		WritableRoot                                       int64                     `json:",omitempty"` // omitted when unset, like Scratch
 		RunAsRoot                                          bool                      `json:",omitempty"`
 		SecretFiles                                        []dsv1alpha1.SecretFile   `json:",omitempty"`
+		Runtime                                            dsv1alpha1.Runtime        `json:",omitempty"` // a change rolls onto the runtime asked
 	}{
 		spec.Image, spec.WorkingDir, spec.Resources.CPU.String(), spec.Resources.Memory.String(),
 		string(spec.Network.Mode), MountPath(spec.Workspace), spec.Command, spec.Args, spec.Services, spec.Env,
 		spec.Resources.Pids, spec.Scratch, WritableRootBytes(*spec), spec.RunAsRoot, spec.SecretFiles,
+		spec.Runtime,
 	})
 	var svcs []string
 	for i, name := range names {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	dto "github.com/prometheus/client_model/go"
-
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
@@ -98,12 +96,17 @@ func (p *claimPath) figures() []figure {
 		{Name: "pool passes per claim", Unit: "passes", Dockside: per(p.poolPasses)},
 		{Name: "Sandboxes created per claim (refills) before Ready", Unit: "Sandboxes", Dockside: per(p.sandboxesCreated)},
 		{Name: "Sandbox status writes per claim (the Sandbox controller's, beside the binding)", Unit: "writes", Dockside: per(p.statusWrites)},
-		{Name: "kube-apiserver's CPU per claim", Unit: "ms", Dockside: num(1000 * p.apiCPU / p.claims)},
+		{Name: "kube-apiserver's CPU per claim", Unit: "ms", Dockside: p.apiCPUPerClaim()},
 		{Name: "the agent's CPU per claim", Unit: "ms", Dockside: num(1000 * p.agentCPU / p.claims)},
 	}
 }
 
+// apiCPUPerClaim is kube-apiserver's CPU time per claim, in milliseconds.
+func (p *claimPath) apiCPUPerClaim() *float64 {
+	return num(1000 * p.apiCPU / p.claims)
+}
+
 // histogramSum adds up the sums of the histograms of name whose labels pass keep (nil keeps all).
 func (m metrics) histogramSum(name string, keep func(labels map[string]string) bool) float64 {
-	return m.fold(name, keep, func(s *dto.Metric) float64 { return s.GetHistogram().GetSampleSum() })
+	return m.fold(name, keep, sampleSum)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/internal/localcluster"
 	"github.com/dockside-dev/dockside/test/internal/controlprocs"
 	"github.com/dockside-dev/dockside/test/internal/loopback"
 	"github.com/dockside-dev/dockside/test/internal/namespaces"
@@ -27,7 +28,7 @@ type env struct {
 	node  string
 	cfg   *rest.Config
 	k8s   client.Client
-	cp    *controlplane.ControlPlane
+	cp    *localcluster.ControlPlane
 	agent *agentProcess
 	// apiServer is kube-apiserver as a fault last started it again (faults_test.go), which the control plane
 	// does not know of: stop ends it before the control plane's own stop.
@@ -46,6 +47,9 @@ func init() {
 		panic(err)
 	}
 	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
 }
@@ -72,7 +76,7 @@ func startServingEnv(ctx context.Context, dir, node string, capacity int) (*env,
 	if err != nil {
 		return nil, err
 	}
-	dp := &controlplane.Dataplane{Port: int32(ports[0]), CertDir: filepath.Join(dir, "pki")}
+	dp := &localcluster.Dataplane{Port: int32(ports[0]), CertDir: filepath.Join(dir, "pki")}
 	e, err := startControlPlane(dir, node, dp)
 	if err != nil {
 		return nil, err
@@ -80,6 +84,9 @@ func startServingEnv(ctx context.Context, dir, node string, capacity int) (*env,
 	serving := func(node, kubeconfig, metricsAddr string, capacity int) *exec.Cmd {
 		cmd := realAgent(node, kubeconfig, metricsAddr, capacity)
 		cmd.Args = append(cmd.Args, fmt.Sprintf("--dataplane-bind-address=127.0.0.1:%d", dp.Port), "--dataplane-cert-dir="+dp.AgentCertDir())
+		if peerDir, err := dp.PeerCertDir(node); err == nil { // without one the agent serves its own node's Sandboxes, all a bench has
+			cmd.Args = append(cmd.Args, "--dataplane-peer-cert-dir="+peerDir)
+		}
 		return cmd
 	}
 	if e.agent, err = e.startAgent(ctx, dir, node, capacity, serving); err != nil {
@@ -104,9 +111,9 @@ func (e *env) startAgent(ctx context.Context, dir, node string, capacity int, ag
 
 // startControlPlane starts a control plane keeping its state in dir, a client and the Sandbox watch, without an
 // agent; node names the env (the baselines' label derives from it). With dataplane, kube-apiserver is also the
-// front proxy of the agents' aggregated API (internal/controlplane).
-func startControlPlane(dir, node string, dataplane *controlplane.Dataplane) (_ *env, err error) {
-	cp, err := controlplane.Start(controlplane.Options{
+// front proxy of the agents' aggregated API (internal/localcluster).
+func startControlPlane(dir, node string, dataplane *localcluster.Dataplane) (_ *env, err error) {
+	cp, err := localcluster.Start(localcluster.Options{
 		CRDDir:         filepath.Join("..", "..", "config", "crd", "bases"),
 		DataDir:        filepath.Join(dir, "etcd"),
 		KubeconfigPath: filepath.Join(dir, "kubeconfig"),

@@ -23,7 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/dockside-dev/dockside/internal/dataplane/files"
+	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // filesMiB is the size of the file the files benchmark copies in and out.
@@ -123,8 +124,8 @@ func newFilesURL(cfg *rest.Config, ns, name string) (*filesURL, error) {
 func (f *filesURL) dial(ctx context.Context, method string, q url.Values) (*websocket.Conn, error) {
 	u := *f.base
 	u.RawQuery = q.Encode()
-	conn, err := files.Dial(ctx, f.cfg, u, method)
-	var se *files.StatusError
+	conn, err := filesclient.Dial(ctx, f.cfg, u, method)
+	var se *fileswire.StatusError
 	if errors.As(err, &se) && (se.Status.Code == http.StatusServiceUnavailable || se.Status.Code == http.StatusNotFound && se.Status.Reason == metav1.StatusReasonNotFound && !strings.HasPrefix(se.Status.Message, "/")) {
 		return nil, errNotImplemented
 	}
@@ -146,7 +147,7 @@ func (f *filesURL) upload(ctx context.Context, local, p string) error {
 		return err
 	}
 	defer conn.Close()
-	return files.Send(conn, file)
+	return filesclient.Send(conn, file)
 }
 
 func (f *filesURL) download(ctx context.Context, p, local string) error {
@@ -159,7 +160,7 @@ func (f *filesURL) download(ctx context.Context, p, local string) error {
 	if err != nil {
 		return err
 	}
-	if err := files.Outcome(conn, file); err != nil {
+	if err := filesclient.Outcome(conn, file); err != nil {
 		file.Close()
 		return err
 	}

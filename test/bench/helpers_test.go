@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"os"
 	"testing"
 	"time"
 )
@@ -55,5 +56,36 @@ func TestPairedRatioIsTheMedianWithItsInterval(t *testing.T) {
 	m, low, high := pairedRatio(noisyOn, noisyOff)
 	if math.Abs(m-1.01) > 1e-9 || low > m || high < m || low < 0.99 || high > 1.03 || low == high {
 		t.Errorf("noisy pairs: %v in [%v, %v], want 1.01 inside an interval within [0.99, 1.03]", m, low, high)
+	}
+}
+
+func TestIdleCostSizesReadTheEnvironment(t *testing.T) {
+	t.Setenv(idleCostSandboxesEnv, "100, 200")
+	t.Setenv(idleCostWindowEnv, "60s")
+	counts, window, err := idleCostSizes()
+	if err != nil || len(counts) != 2 || counts[0] != 100 || counts[1] != 200 || window != time.Minute {
+		t.Errorf("idleCostSizes() = %v, %v, %v; want [100 200], 1m0s", counts, window, err)
+	}
+	for _, bad := range []string{"200,100", "0", "ten"} {
+		t.Setenv(idleCostSandboxesEnv, bad)
+		if _, _, err := idleCostSizes(); err == nil {
+			t.Errorf("%s=%q was accepted", idleCostSandboxesEnv, bad)
+		}
+	}
+}
+
+// The CPU time of a process is read from its stat line past the command name, which may hold spaces.
+func TestProcessCPUReadsThisProcess(t *testing.T) {
+	// Spend CPU until a tick of it shows, however loaded the machine.
+	for start := time.Now(); processCPU(os.Getpid()) <= 0; {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("processCPU(self) = %v after a minute of spinning, want the CPU time this test spent", processCPU(os.Getpid()))
+		}
+		for range 1_000_000 {
+			_ = math.Sqrt(float64(time.Now().UnixNano()))
+		}
+	}
+	if got := processCPU(-1); got != -1 {
+		t.Errorf("processCPU(-1) = %v, want -1", got)
 	}
 }

@@ -24,30 +24,35 @@ type hostUse struct {
 
 // hostUse reads what the host spends on the agent and on the Sandboxes of ns.
 func (e *env) hostUse(ns string) (hostUse, error) {
-	out, err := docker("container", "ls", "-q", "--no-trunc", "--filter", "label="+dsv1alpha1.LabelNode+"="+e.node,
-		"--filter", "label="+dsv1alpha1.LabelNamespace+"="+ns)
+	ids, err := containerIDs(dsv1alpha1.LabelNode+"="+e.node, dsv1alpha1.LabelNamespace+"="+ns)
 	if err != nil {
 		return hostUse{}, err
 	}
-	ids := strings.Fields(out)
-	u := hostUse{daemon: -1, agent: pss(e.agent.Pid())}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		cmdline, err := os.ReadFile(p)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		switch filepath.Base(args[0]) {
-		case "dockerd", "containerd":
-			if used := pss(pid); used >= 0 {
-				u.daemon = max(u.daemon, 0) + used
-			}
-		case "containerd-shim-runc-v2", "containerd-shim":
-			if i := slices.Index(args, "-id"); i >= 0 && i+1 < len(args) && slices.Contains(ids, args[i+1]) {
-				u.shims += max(pss(pid), 0)
-			}
+	return hostUseOf(ids, e.agent.Pid()), nil
+}
+
+// containerIDs are the full IDs of the running containers carrying every label given ("key=value").
+func containerIDs(labels ...string) ([]string, error) {
+	args := []string{"container", "ls", "-q", "--no-trunc"}
+	for _, l := range labels {
+		args = append(args, "--filter", "label="+l)
+	}
+	out, err := docker(args...)
+	return strings.Fields(out), err
+}
+
+// hostUseOf is what the host spends on the containers ids (their shims and cgroups), on Docker's daemons
+// and on the process agent (none when 0).
+func hostUseOf(ids []string, agent int) hostUse {
+	u := hostUse{daemon: -1}
+	if agent != 0 {
+		u.agent = pss(agent)
+	}
+	for _, p := range daemonProcesses(ids) {
+		if used := pss(p.pid); p.shim {
+			u.shims += max(used, 0)
+		} else if used >= 0 {
+			u.daemon = max(u.daemon, 0) + used
 		}
 	}
 	if u.daemon < 0 {
@@ -61,7 +66,36 @@ func (e *env) hostUse(ns string) (hostUse, error) {
 		}
 		u.containers += used
 	}
-	return u, nil
+	return u
+}
+
+// daemonProcess is a process of Docker's on this host: dockerd or containerd, or the shim of a container.
+type daemonProcess struct {
+	pid  int
+	shim bool
+}
+
+// daemonProcesses are dockerd, containerd and the shims of the containers ids running on this host.
+func daemonProcesses(ids []string) []daemonProcess {
+	var out []daemonProcess
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		switch filepath.Base(args[0]) {
+		case "dockerd", "containerd":
+			out = append(out, daemonProcess{pid: pid})
+		case "containerd-shim-runc-v2", "containerd-shim":
+			if i := slices.Index(args, "-id"); i >= 0 && i+1 < len(args) && slices.Contains(ids, args[i+1]) {
+				out = append(out, daemonProcess{pid: pid, shim: true})
+			}
+		}
+	}
+	return out
 }
 
 // perSandboxMemory is what the host spent more after than before, per Sandbox of n.

@@ -1,5 +1,5 @@
 // Package bench measures Dockside against plain Docker on the machine it runs on: how fast a Sandbox comes
-// up (alone and behind a service), what idle Sandboxes cost (Docker calls, API writes, memory), what 240
+// up (alone and behind a service), what idle Sandboxes cost (Docker calls, API writes, memory and CPU), what 240
 // Sandboxes at once cost the host on real Docker, how the agent copes with a thousand Sandboxes on the fake
 // driver, how fast a deleted Execution's container is killed, how fast a workspace is checkpointed and
 // restored, how fast a Checkpoint moves between two nodes through an OCI registry, how 60 Sandboxes come up on
@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dockside-dev/dockside/internal/benchreport"
+	"github.com/dockside-dev/dockside/test/bench/report"
 	"github.com/dockside-dev/dockside/test/internal/dockercli"
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -84,7 +84,7 @@ func benchmark(m *testing.M) int {
 			failures = append(failures, err.Error())
 		}
 	}
-	for _, node := range []string{runNode, plainNode(runNode), tracedNode(), densityNode(), soakNode(), registryNode("a"), registryNode("b"), plainNode(registryNode("a"))} {
+	for _, node := range []string{runNode, plainNode(runNode), tracedNode(), densityNode(), soakNode(), registryNode("a"), registryNode("b"), plainNode(registryNode("a")), idleCostNode(), plainNode(idleCostNode())} {
 		if err := checkNothingLeft(node); err != nil {
 			failures = append(failures, err.Error())
 		}
@@ -93,9 +93,9 @@ func benchmark(m *testing.M) int {
 	host.LoadAvgEnd = loadAverage()
 	fmt.Printf("\nDockside benchmarks, node %s: %d CPUs, %.0f MiB, Docker %s, load average %s at the start and %s at the end\n\n",
 		runNode, host.CPUs, host.MemoryMiB, host.Docker, host.LoadAvgStart, host.LoadAvgEnd)
-	benchreport.WriteTable(os.Stdout, results.groups)
+	report.WriteTable(os.Stdout, results.groups)
 	path := resultsPath()
-	if err := benchreport.Write(path, benchreport.Report{
+	if err := report.Write(path, report.Report{
 		Command: "make bench", Commit: gitCommit(), Started: started, Seconds: time.Since(started).Seconds(),
 		Machine: host, Failures: failures, Groups: results.groups,
 	}); err != nil {
@@ -175,7 +175,7 @@ func resultsPath() string {
 }
 
 // machine is what the figures were measured on.
-type machine = benchreport.Machine
+type machine = report.Machine
 
 // gitCommit names the tree the run measured: a commit, "-dirty" when the tree had changes.
 func gitCommit() string {

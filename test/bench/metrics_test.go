@@ -77,18 +77,29 @@ func sampleValue(s *dto.Metric) float64 {
 
 // byLabel is sum split by the value of one label.
 func (m metrics) byLabel(name, label string) map[string]float64 {
+	return m.foldByLabel(name, label, sampleValue)
+}
+
+// histogramSumByLabel is histogramSum split by the value of one label.
+func (m metrics) histogramSumByLabel(name, label string) map[string]float64 {
+	return m.foldByLabel(name, label, sampleSum)
+}
+
+// foldByLabel adds up value of each series of name, split by the value of one label.
+func (m metrics) foldByLabel(name, label string, value func(*dto.Metric) float64) map[string]float64 {
 	out := map[string]float64{}
-	if fam, ok := m[name]; ok {
-		for _, s := range fam.Metric {
-			for _, l := range s.Label {
-				if l.GetName() == label {
-					out[l.GetValue()] += sampleValue(s)
-				}
+	for _, s := range m[name].GetMetric() {
+		for _, l := range s.Label {
+			if l.GetName() == label {
+				out[l.GetValue()] += value(s)
 			}
 		}
 	}
 	return out
 }
+
+// sampleSum is a histogram's sum of observations.
+func sampleSum(s *dto.Metric) float64 { return s.GetHistogram().GetSampleSum() }
 
 // apiServerMetrics scrapes kube-apiserver's own /metrics with admin credentials.
 func apiServerMetrics(ctx context.Context, cfg *rest.Config) (metrics, error) {

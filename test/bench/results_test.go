@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dockside-dev/dockside/internal/benchreport"
+	"github.com/dockside-dev/dockside/test/bench/report"
 )
 
-// group and figure are the figures of bench-results.json (internal/benchreport), named short for the benchmarks.
+// group and figure are the figures of bench-results.json (test/bench/report), named short for the benchmarks.
 type (
-	group  = benchreport.Group
-	figure = benchreport.Figure
+	group  = report.Group
+	figure = report.Figure
 )
 
 func num(v float64) *float64 { return &v }

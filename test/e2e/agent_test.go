@@ -51,6 +51,7 @@ func startAgent(node, kubeconfig, logPath string, extra ...string) (*agentProces
 		return nil, err
 	}
 	a := &agentProcess{Process: p, checkpoints: filepath.Join(checkpoints, node)}
+	noteAgentLog(logPath)
 	DeferCleanup(a.printLogOnFailure)
 	return a, nil
 }

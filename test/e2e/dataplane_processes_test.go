@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 
-	dp "github.com/dockside-dev/dockside/internal/dataplane"
+	dpprocesses "github.com/dockside-dev/dockside/internal/dataplane/processes"
 	"github.com/dockside-dev/dockside/test/internal/agentproc"
 	"github.com/dockside-dev/dockside/test/internal/sandboxexec"
 	"github.com/dockside-dev/dockside/test/internal/syncbuffer"
@@ -105,7 +105,7 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 		code, body = processes(ns, "box", "POST", "/forks/signal?signal=KILL")
 		Expect(code).To(BeElementOf(http.StatusOK, http.StatusConflict), body)
 		Eventually(func() bool {
-			var p dp.Process
+			var p dpprocesses.Process
 			_, body := processes(ns, "box", "GET", "/forks")
 			Expect(json.Unmarshal([]byte(body), &p)).To(Succeed())
 			return p.Running
@@ -131,7 +131,7 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 		}).WithTimeout(time.Minute).Should(Equal("up\n"), "the call that started it is long over")
 		code, body = processes(ns, "box", "GET", "")
 		Expect(code).To(Equal(http.StatusOK), body)
-		var list dp.ProcessList
+		var list dpprocesses.List
 		Expect(json.Unmarshal([]byte(body), &list)).To(Succeed())
 		Expect(list.Items).To(ContainElement(And(HaveField("ID", "job"), HaveField("Running", true), HaveField("Background", true))))
 
@@ -141,7 +141,7 @@ var _ = Describe("the data plane: processes, signals and port-forward", Ordered,
 			_, stderr := processes(ns, "box", "GET", "/job/stderr")
 			return fmt.Sprintf("%s; the process: %s; its stderr: %q", body, job, stderr)
 		})
-		var p dp.Process
+		var p dpprocesses.Process
 		Eventually(func() bool {
 			_, body := processes(ns, "box", "GET", "/job")
 			Expect(json.Unmarshal([]byte(body), &p)).To(Succeed())

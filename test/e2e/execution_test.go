@@ -87,6 +87,10 @@ var _ = Describe("Execution on real Docker, through the kubectl plugin", func() 
 		apply(ns, execution("long", "box", `sleep 3600`))
 		waitFor(ns, "execution/long", "jsonpath={.status.phase}=Running", time.Minute)
 		primary := onlyContainer(ns, "box", "primary")
+		// Running is written before the command starts; a delete before the start runs nothing and so
+		// kills nothing. The command runs once the container shows it.
+		Eventually(func() (string, error) { return docker("top", primary, "-o", "pid,args") }).WithTimeout(time.Minute).
+			Should(ContainSubstring("sleep 3600"), "the command runs")
 
 		start := time.Now()
 		_, err := kubectl("delete", "-n", ns, "execution", "long", "--wait=false")

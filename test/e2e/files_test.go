@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,4 +119,36 @@ var _ = Describe("Files through the API server", func() {
 		Expect(os.IsNotExist(err)).To(BeTrue())
 		deleteAndExpectGone(ns, "small")
 	})
+
+	// A named pipe's open waits for a writer, and a device reads without end: once, cp of a pipe hung until
+	// killed and left a blocked thread in the agent per read. Each is refused at once, with what it is.
+	It("refuses a named pipe, a device and a socket at once, with what each is", func(_ SpecContext) {
+		ns := newNamespace("files-special")
+		sessionWithWorkspace(ns, "box", "8Mi")
+		inPrimary(ns, "box", "mkfifo /workspace/fifo /tmp/fifo && ln -s /dev/zero /workspace/zero")
+		dir := GinkgoT().TempDir()
+		for remote, what := range map[string]string{
+			"/workspace/fifo": "/workspace/fifo is a named pipe (FIFO)", // the workspace volume
+			"/tmp/fifo":       "/tmp/fifo is a named pipe (FIFO)",       // the container's own tmpfs
+			"/workspace/zero": "/dev is a kernel file system",           // a link to a device
+		} {
+			start := time.Now()
+			out := dockside("cp", "", "-n", ns, "box:"+remote, filepath.Join(dir, "copy"))
+			GinkgoWriter.Printf("cp of %s ended in %v\n", remote, time.Since(start))
+			Expect(out.code).To(Equal(1), out.stderr)
+			Expect(out.stderr).To(ContainSubstring(what))
+			Expect(time.Since(start)).To(BeNumerically("<", time.Minute), "refused at once, not after a wait")
+		}
+		Expect(os.ReadDir(dir)).To(BeEmpty(), "nothing was written locally")
+
+		sock := filepath.Join(dir, "sock")
+		l, err := net.Listen("unix", sock)
+		Expect(err).NotTo(HaveOccurred())
+		defer l.Close()
+		out := dockside("cp", "", "-n", ns, sock, "box:/workspace/")
+		Expect(out.code).To(Equal(1), out.stderr)
+		Expect(out.stderr).To(ContainSubstring("is a socket"))
+		Expect(strings.Fields(inPrimary(ns, "box", "ls -A /workspace"))).To(ConsistOf("fifo", "zero"), "nothing was sent")
+		deleteAndExpectGone(ns, "box")
+	}, SpecTimeout(5*time.Minute))
 })

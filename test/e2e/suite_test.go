@@ -15,17 +15,17 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/internal/localcluster"
 	"github.com/dockside-dev/dockside/test/internal/dockercli"
 	"github.com/dockside-dev/dockside/test/internal/loopback"
 )
 
 var (
-	cp    *controlplane.ControlPlane
+	cp    *localcluster.ControlPlane
 	agent *agentProcess
 	node  string
 	// dataplane is where the suite's agent serves exec, which kube-apiserver proxies to (dataplane_test.go).
-	dataplane controlplane.Dataplane
+	dataplane localcluster.Dataplane
 	// agentMetrics is the URL of the suite agent's metrics, plain HTTP on loopback as make run serves them.
 	agentMetrics string
 	// traces receives the spans of every agent the suite starts (collector_test.go, tracing_test.go).
@@ -51,10 +51,10 @@ var _ = BeforeSuite(func() {
 	traces = startCollector()
 	ports, err := loopback.FreePorts(2)
 	Expect(err).NotTo(HaveOccurred())
-	dataplane = controlplane.Dataplane{Port: int32(ports[0]), CertDir: filepath.Join(dir, "pki")}
+	dataplane = localcluster.Dataplane{Port: int32(ports[0]), CertDir: filepath.Join(dir, "pki")}
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	agentMetrics = "http://" + metricsAddr + "/metrics"
-	cp, err = controlplane.Start(controlplane.Options{
+	cp, err = localcluster.Start(localcluster.Options{
 		CRDDir:         filepath.Join("..", "..", "config", "crd", "bases"),
 		DataDir:        filepath.Join(dir, "etcd"),
 		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
@@ -62,8 +62,11 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	node = fmt.Sprintf("e2e-%d", time.Now().UnixNano()%1_000_000)
+	peerDir, err := dataplane.PeerCertDir(node)
+	Expect(err).NotTo(HaveOccurred())
 	agent, err = startAgent(node, cp.Kubeconfig, filepath.Join(dir, "agent.log"),
 		fmt.Sprintf("--dataplane-bind-address=127.0.0.1:%d", dataplane.Port), "--dataplane-cert-dir="+dataplane.AgentCertDir(),
+		"--dataplane-peer-cert-dir="+peerDir,
 		"--metrics-bind-address="+metricsAddr, "--metrics-secure=false")
 	Expect(err).NotTo(HaveOccurred())
 })

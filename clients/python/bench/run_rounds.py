@@ -1,9 +1,9 @@
 """Times the Python client for test/bench (BenchmarkPythonClient, BenchmarkPythonStreamed): attaches to a
 Sandbox once, then for each line read on stdin runs the command given on the command line and writes the round
 trip in seconds, one line each, so that the benchmark can alternate it with `kubectl dockside run` and
-`docker exec` of the same command. MODE says how: run (Sandbox.run, an Execution), commands
-(sbx.commands.run, streamed over exec), or code (sbx.run_code, the interpreter; COMMAND is one Python
-expression and WANT its repr).
+`docker exec` of the same command. MODE says how: run (Sandbox.run, its default path
+through the data plane), record (Sandbox.run(record=True), an Execution), commands (sbx.commands.run, streamed
+over exec), or code (sbx.run_code, the interpreter; COMMAND is one Python expression and WANT its repr).
 
 usage: python3 bench/run_rounds.py MODE NAMESPACE SANDBOX WANT -- COMMAND [ARG...]
 """
@@ -19,9 +19,9 @@ from dockside import Sandbox  # noqa: E402  (the path above finds the package fr
 
 def runner(mode, sbx, command):
     """A function that runs command once and returns what it printed (its value's repr for code)."""
-    if mode == "run":
+    if mode in ("run", "record"):
         def once():
-            res = sbx.run(command, timeout=60)
+            res = sbx.run(command, timeout=60, record=mode == "record")
             if res.reason != "Completed":
                 raise RuntimeError(f"{res.name} ended {res.reason} ({res.message})")
             return res.stdout
@@ -38,7 +38,7 @@ def runner(mode, sbx, command):
                 raise RuntimeError(str(res.error))
             return res.value.repr if res.value else ""
     else:
-        raise SystemExit(f"MODE is run, commands or code, not {mode!r}")
+        raise SystemExit(f"MODE is run, record, commands or code, not {mode!r}")
     return once
 
 

@@ -1,7 +1,11 @@
 """A Checkpoint: a capture of a Sandbox's workspace, stored content-addressed by the agent of its node. It
 outlives its Sandbox (that is what restoring is for) until it is deleted, which deletes the stored archive."""
 
-from .api import API_VERSION
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from .api import API_VERSION, Api, Object
 from .errors import CheckpointFailed, DocksideError
 from .waiting import condition, is_true, wait_for
 
@@ -12,7 +16,7 @@ class Checkpoint:
     """A Ready Checkpoint: digest is the archive's sha256:<hex>, size_bytes its size, node_name where it is
     stored. A context manager: the with block deletes it on exit."""
 
-    def __init__(self, api, obj):
+    def __init__(self, api: Api, obj: Object) -> None:
         self._api = api
         meta, status = obj["metadata"], obj.get("status") or {}
         self.namespace, self.name, self.uid = meta["namespace"], meta["name"], meta["uid"]
@@ -20,34 +24,35 @@ class Checkpoint:
         self.size_bytes = int(status.get("sizeBytes", 0))
         self.node_name = status.get("nodeName", "")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Checkpoint({self.namespace}/{self.name}, {self.digest}, {self.size_bytes} bytes)"
 
-    def __enter__(self):
+    def __enter__(self) -> Checkpoint:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.delete()
 
-    def delete(self, timeout=60):
+    def delete(self, timeout: float = 60) -> None:
         """Deletes the Checkpoint and waits until its agent has removed the archive (its finalizer)."""
         self._api.delete(self.namespace, PLURAL, self.name, self.uid)
         wait_for(self._api, self.namespace, PLURAL, self.name, self.uid, lambda c: c is None, timeout,
                  f"deleting Checkpoint {self.namespace}/{self.name}")
 
 
-def take(api, namespace, sandbox_name, name=None, paths=None, timeout=300):
+def take(api: Api, namespace: str, sandbox_name: str, name: str | None = None, paths: Iterable[str] | None = None,
+         timeout: float = 300) -> Checkpoint:
     """Creates a Checkpoint of the Sandbox's workspace (paths in it, or all of it) and returns it once Ready.
     The Sandbox is frozen for the copy and thawed after it (a paused one stays paused)."""
     metadata = {"name": name} if name else {"generateName": sandbox_name + "-"}
-    spec = {"sandboxName": sandbox_name}
+    spec: dict[str, Any] = {"sandboxName": sandbox_name}
     if paths:
         spec["paths"] = list(paths)
     created = api.create(namespace, PLURAL, {"apiVersion": API_VERSION, "kind": "Checkpoint",
                                              "metadata": metadata, "spec": spec})
     meta = created["metadata"]
 
-    def stored(ckpt):
+    def stored(ckpt: Object | None) -> bool:
         if ckpt is None:
             raise DocksideError("Deleted", f"Checkpoint {namespace}/{meta['name']} was deleted before it was Ready")
         if is_true(ckpt, "Stalled") or (ckpt.get("status") or {}).get("phase") == "Failed":

@@ -2,6 +2,8 @@
 names, else ~/.kube/config, else the in-cluster service account; the namespace given, else the kubeconfig
 context's, else the service account's, else "default"."""
 
+from __future__ import annotations
+
 import os
 
 from kubernetes import client, config
@@ -12,7 +14,8 @@ from .errors import ApiError
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
-def connect(kubeconfig=None, context=None, namespace=None):
+def connect(kubeconfig: str | None = None, context: str | None = None,
+            namespace: str | None = None) -> tuple[Api, str]:
     """(Api, namespace) for the cluster kubectl would talk to with the same --kubeconfig, --context and
     --namespace."""
     # Read now, not when the kubernetes package was imported (its default), so that KUBECONFIG set later counts.
@@ -28,14 +31,14 @@ def connect(kubeconfig=None, context=None, namespace=None):
         raise ApiError("NoConfiguration", f"no cluster to talk to: {exc}") from None
 
 
-def context_namespace(kubeconfig, context):
+def context_namespace(kubeconfig: str, context: str | None) -> str:
     """The namespace of the kubeconfig's context (the current one unless context names another)."""
     contexts, current = config.list_kube_config_contexts(config_file=kubeconfig)
     chosen = next((c for c in contexts if c["name"] == context), None) if context else current
     return ((chosen or {}).get("context") or {}).get("namespace") or "default"
 
 
-def service_account_namespace():
+def service_account_namespace() -> str:
     try:
         with open(SERVICE_ACCOUNT_NAMESPACE, encoding="utf-8") as f:
             return f.read().strip() or "default"

@@ -5,17 +5,22 @@ Kubernetes client's own stream module (its TLS, client certificates, proxy and b
 HTTP through the client's connection pool, and a large body travels over a connection upgraded the same way
 (Transfer), which the API server's request timeout does not cut."""
 
+from __future__ import annotations
+
 import json
 import os
 import socket
 import struct
 import time
+from typing import IO, Any, Generator, Mapping, Sequence, Tuple, Union
 from urllib.parse import quote, urlencode
 
+from kubernetes.client import ApiClient
 from kubernetes.stream import ws_client
 from urllib3.exceptions import HTTPError
-from websocket import (ABNF, WebSocketBadStatusException, WebSocketConnectionClosedException, WebSocketException,
-                       WebSocketTimeoutException)
+from urllib3.response import HTTPResponse
+from websocket import (ABNF, WebSocket, WebSocketBadStatusException, WebSocketConnectionClosedException,
+                       WebSocketException, WebSocketTimeoutException)
 
 from .errors import ApiError
 from .tracecontext import traceparent
@@ -33,17 +38,22 @@ END_OF_BODY = "end"
 # agent then, so the call is sent again, whatever it does, after each of these waits (7.5 s in all); then the
 # answer stands. Any other 503 (the agent's own, a Status) is not: that call may have run a command.
 AGGREGATOR_UNAVAILABLE = b"service unavailable\n"
-UNAVAILABLE_WAITS = (0.5, 1, 2, 4)
+UNAVAILABLE_WAITS: Tuple[float, ...] = (0.5, 1, 2, 4)
 # Bytes masked and sent at a time within one binary message: a larger piece makes Python allocate (and the
 # kernel fault in) fresh memory for each of its copies, which costs more than the masking itself.
 MASK_PIECE = 64 << 10
 
+# A query's (name, value) pairs.
+Params = Sequence[Tuple[str, str]]
+# A request's body: bytes, or a binary file object sent as it is read.
+Body = Union[bytes, bytearray, IO[bytes]]
 
-def path(namespace, name, subresource):
+
+def path(namespace: str, name: str, subresource: str) -> str:
     return f"/apis/{GROUP}/{VERSION}/namespaces/{quote(namespace)}/sandboxes/{quote(name)}/{subresource}"
 
 
-def aggregator_unavailable(code, headers):
+def aggregator_unavailable(code: int, headers: Mapping[str, str]) -> bool:
     """Whether an answer's status and headers are the aggregator's own 503: http.Error's text/plain of exactly
     AGGREGATOR_UNAVAILABLE, where the agent answers a JSON Status."""
     headers = {k.lower(): v for k, v in headers.items()}
@@ -51,13 +61,13 @@ def aggregator_unavailable(code, headers):
         headers.get("content-length") == str(len(AGGREGATOR_UNAVAILABLE))
 
 
-def unavailable_error(tries, waited):
+def unavailable_error(tries: int, waited: float) -> ApiError:
     return ApiError("ServiceUnavailable", f'the API server\'s aggregator answered "service unavailable" {tries} times '
                     f"over {waited:g}s: it holds the data plane's APIService v1alpha1.subresources.dockside.dev "
                     "unavailable (kubectl get apiservice v1alpha1.subresources.dockside.dev says why)", status=503)
 
 
-def status_error(code, body, fallback):
+def status_error(code: int, body: bytes, fallback: str) -> ApiError:
     """ApiError from a refusal's body, a Kubernetes Status (reason and message) when it is one."""
     reason, message = fallback, body.decode("utf-8", "replace").strip() or fallback
     try:
@@ -71,22 +81,23 @@ def status_error(code, body, fallback):
 class Wire:
     """Opens exec streams and sends files requests for one Kubernetes ApiClient."""
 
-    def __init__(self, api_client):
+    def __init__(self, api_client: ApiClient) -> None:
         self._client = api_client
 
-    def _headers(self):
+    def _headers(self) -> dict[str, str]:
         """The headers of every call: its trace context and the bearer token."""
         headers = {"traceparent": traceparent()}
         # The bearer token, refreshed by the client's hook (exec credential plugins) as for any other call.
         self._client.update_params_for_auth(headers, [], ["BearerToken"])
         return headers
 
-    def exec(self, namespace, name, argv, stdin, tty=False):
+    def exec(self, namespace: str, name: str, argv: list[str], stdin: bool, tty: bool = False) -> WebSocket:
         """A connected websocket.WebSocket running argv in the Sandbox, its stdin open when stdin is true. Without
         tty its stdout and stderr are separate; with tty it runs on a terminal whose output is one stream
         (stdout) and whose size the resize channel sets. A refusal raises ApiError in the server's words."""
-        query = [("command", list(argv)), ("stdin", "true" if stdin else "false"), ("stdout", "true"),
-                 ("stderr", "false" if tty else "true"), ("tty", "true" if tty else "false")]
+        query: list[tuple[str, str | list[str]]] = [
+            ("command", list(argv)), ("stdin", "true" if stdin else "false"), ("stdout", "true"),
+            ("stderr", "false" if tty else "true"), ("tty", "true" if tty else "false")]
         url = ws_client.get_websocket_url(self._client.configuration.host + path(namespace, name, "exec"), query)
         try:
             return self._upgrade(url, EXEC_PROTOCOL)
@@ -97,7 +108,7 @@ class Wire:
         except (WebSocketException, OSError) as exc:
             raise ApiError("ApiUnreachable", f"the exec stream could not be opened: {exc}") from None
 
-    def transfer(self, namespace, name, method, params, timeout):
+    def transfer(self, namespace: str, name: str, method: str, params: Params, timeout: float) -> Transfer:
         """A Transfer of the files call (method, params) over an upgraded connection, given up when no byte
         moves either way for timeout seconds. A WebSocket handshake is a GET: the call names its method in the
         query. A refusal raises ApiError in the server's words."""
@@ -114,7 +125,7 @@ class Wire:
         except (WebSocketException, OSError) as exc:
             raise ApiError("ApiUnreachable", f"the files call could not be opened: {exc}") from None
 
-    def _upgrade(self, url, protocol):
+    def _upgrade(self, url: str, protocol: str) -> WebSocket:
         """A WebSocket connected to url with protocol, sent again while the aggregator answers unavailable
         (websocket-client reads no body of a refused handshake: its headers tell)."""
         for wait in UNAVAILABLE_WAITS + (None,):
@@ -129,7 +140,8 @@ class Wire:
             time.sleep(wait)
         raise AssertionError("unreachable: the last try returns or raises")
 
-    def _refusal(self, namespace, name, query, code, subresource="exec"):
+    def _refusal(self, namespace: str, name: str, query: Sequence[tuple[str, str | list[str]]], code: int,
+                 subresource: str = "exec") -> ApiError:
         pairs = [(k, a) for k, v in query for a in (v if isinstance(v, list) else [v])]
         try:
             resp = self.request("GET", namespace, name, subresource, pairs, check=False)
@@ -139,15 +151,16 @@ class Wire:
             body = b""
         return status_error(code, body, f"the {subresource} call was refused with HTTP {code}")
 
-    def request(self, method, namespace, name, subresource, params, body=None, headers=None, timeout=None,
-                check=True):
+    def request(self, method: str, namespace: str, name: str, subresource: str, params: Params,
+                body: Body | None = None, headers: Mapping[str, str] | None = None, timeout: float | None = None,
+                check: bool = True) -> HTTPResponse:
         """An urllib3 response to method on the Sandbox's subresource, its body not read yet (stream it, then
         release_conn). params are the query's (name, value) pairs; body is bytes or a file object (sent as it
         is read; give its Content-Length in headers). With check, a status of 400 or more raises ApiError with
         the server's reason and message."""
         url = self._client.configuration.host + path(namespace, name, subresource) + "?" + urlencode(params)
         # A body of bytes can be sent again; a file object's was read by the first try.
-        waits = UNAVAILABLE_WAITS if body is None or isinstance(body, (bytes, bytearray)) else ()
+        waits: tuple[float, ...] = UNAVAILABLE_WAITS if body is None or isinstance(body, (bytes, bytearray)) else ()
         for wait in waits + (None,):
             try:
                 resp = self._client.rest_client.pool_manager.urlopen(
@@ -176,10 +189,10 @@ class Transfer:
     agent's outcome, whose failure raises ApiError. A call that stops part way (an error, a KeyboardInterrupt,
     abort() from another thread) shuts its connection at once, which the agent takes as the call's end."""
 
-    def __init__(self, ws, timeout):
+    def __init__(self, ws: WebSocket, timeout: float) -> None:
         self._ws, self._timeout = ws, timeout
 
-    def send(self, block):
+    def send(self, block: bytes | bytearray | memoryview) -> None:
         """Sends block (bytes, or a memoryview of them) as one binary message, framed and masked here rather
         than by websocket-client, whose ABNF.format masks a memoryview byte by byte in Python and copies a
         block of bytes three times: a 10 MiB write spent most of its time there (docs/design/dataplane-files.md,
@@ -203,12 +216,12 @@ class Transfer:
             self.abort()
             raise
 
-    def end(self):
+    def end(self) -> dict[str, Any]:
         """Ends the upload and returns the agent's answer (a FileInfo's JSON)."""
         self._ws.send(END_OF_BODY)
         return self.outcome()
 
-    def blocks(self):
+    def blocks(self) -> Generator[bytes, None, None]:
         """The body's blocks as they come; the agent's Success ends them, anything else raises."""
         try:
             while True:
@@ -222,7 +235,7 @@ class Transfer:
             raise
         self.close()
 
-    def outcome(self):
+    def outcome(self) -> dict[str, Any]:
         try:
             while True:
                 opcode, data = self._next()
@@ -235,7 +248,7 @@ class Transfer:
         self.close()
         return answer
 
-    def _next(self):
+    def _next(self) -> tuple[int, bytes]:
         try:
             opcode, data = self._ws.recv_data()
         except WebSocketTimeoutException:
@@ -246,21 +259,21 @@ class Transfer:
             raise ApiError("BrokenOff", "the connection closed before the agent said how the call ended")
         return opcode, data
 
-    def _stalled(self):
+    def _stalled(self) -> ApiError:
         return ApiError("Stalled", f"no byte moved for {self._timeout}s: the files call was given up")
 
     @staticmethod
-    def _answer(data):
+    def _answer(data: bytes) -> dict[str, Any]:
         answer = json.loads(data)
         if answer.get("kind") == "Status" and answer.get("status") != "Success":
             raise status_error(answer.get("code", 500), data, "Failure")
         return answer
 
-    def close(self):
+    def close(self) -> None:
         """Ends a call whose outcome came: the closing handshake, bounded by the connection's timeout."""
         self._ws.close(timeout=1)
 
-    def abort(self):
+    def abort(self) -> None:
         """Shuts the connection at once; thread-safe: a recv or send blocked in another thread ends with it."""
         sock = self._ws.sock
         if sock is not None:
@@ -271,7 +284,7 @@ class Transfer:
         self._ws.shutdown()
 
 
-def frame_header(length, key):
+def frame_header(length: int, key: bytes) -> bytes:
     """The header of a final, masked binary WebSocket frame of length bytes with masking key key (RFC 6455
     5.2): the length in 7 bits, or 126 and 16 bits, or 127 and 64 bits."""
     first = 0x80 | ABNF.OPCODE_BINARY
@@ -282,7 +295,7 @@ def frame_header(length, key):
     return struct.pack("!BBQ", first, 0x80 | 127, length) + key
 
 
-def masked(piece, key):
+def masked(piece: bytes | memoryview, key: bytes) -> bytes:
     """piece XORed with key repeated from its first byte (so a piece after the first must start at a multiple
     of 4 within its message), as two big integers: each conversion is one pass in C."""
     n = len(piece)

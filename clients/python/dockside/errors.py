@@ -2,22 +2,27 @@
 what failed, one word (InvalidSpec, DeadlineExceeded, ServiceReadinessFailed, ...), and its message for
 people. No API client stack escapes: errors of the Kubernetes client are turned into ApiError."""
 
+from __future__ import annotations
+
+from typing import Any
+
 
 class DocksideError(Exception):
     """Something Dockside or the API server refused or reported; reason is one word, message a sentence."""
 
-    def __init__(self, reason, message, result=None):
+    def __init__(self, reason: str, message: str, result: Any = None) -> None:
         super().__init__(f"{reason}: {message}")
         self.reason = reason
         self.message = message
-        # result is the Execution's outcome when the error came from one (its output up to the failure).
+        # result is the outcome of what failed when it has one, its output up to the failure: an execution.Result,
+        # a CommandResult or a CodeResult.
         self.result = result
 
 
 class ApiError(DocksideError):
     """The API server refused a request (Forbidden, Invalid, AlreadyExists, ...), with its own message."""
 
-    def __init__(self, reason, message, status=0):
+    def __init__(self, reason: str, message: str, status: int = 0) -> None:
         super().__init__(reason, message)
         self.status = status
 
@@ -46,9 +51,17 @@ class SandboxPoisoned(DocksideError):
     the topology or it is recreated. result holds the Execution that killed it, when this run did."""
 
 
-class DeadlineExceeded(SandboxPoisoned):
-    """The command ran past its timeout: the agent killed the Sandbox's container from the host. result holds
-    the output printed before the kill."""
+class DeadlineExceeded(DocksideError):
+    """The command of Sandbox.run ran past its timeout and was ended; result holds the output printed before.
+    Through the data plane (run's default) the client closed the command's exec stream, and the agent ended the
+    command and what it started: the Sandbox runs on. Through an Execution (record=True) it is the
+    ExecutionDeadlineExceeded below."""
+
+
+class ExecutionDeadlineExceeded(DeadlineExceeded, SandboxPoisoned):
+    """An Execution's command ran past its timeout (Sandbox.run with record=True): the agent killed the
+    Sandbox's container from the host, which poisons the Sandbox. result holds the output printed before the
+    kill."""
 
 
 class CheckpointFailed(DocksideError):

@@ -2,12 +2,15 @@
 by the Sandbox), wait until it has ended, read its result, delete it. Nothing is retried: a command that may
 have run has run."""
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
-from .api import API_VERSION
-from .errors import DeadlineExceeded, DocksideError, SandboxGone, SandboxNotReady, SandboxPoisoned
+from .api import API_VERSION, Api, Object
+from .commandio import Input
+from .errors import DocksideError, ExecutionDeadlineExceeded, SandboxGone, SandboxNotReady, SandboxPoisoned
 from .waiting import condition, is_true, wait_for
 
 PLURAL = "executions"
@@ -19,10 +22,11 @@ QUEUE_SECONDS = 120
 
 @dataclass(frozen=True)
 class Result:
-    """How a command ended. reason is Completed (exit code 0), Error (another exit code) or
-    OutputLimitExceeded (output past the cap was cut and counted; exit_code is the command's own)."""
+    """How a command of Sandbox.run ended, through the data plane or an Execution alike. reason is Completed
+    (exit code 0), Error (another exit code) or OutputLimitExceeded (output past the cap was cut and counted;
+    exit_code is the command's own)."""
 
-    name: str  # of the Execution
+    name: str  # of the Execution; "" when none was made (run's default path, fastpath.py)
     reason: str
     message: str
     exit_code: Optional[int]
@@ -33,12 +37,13 @@ class Result:
     sandbox_killed: bool
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.reason == "Completed"
 
 
-def execution_body(sandbox, command, stdin, timeout, env, working_dir, max_output_bytes):
-    spec = {"sandboxName": sandbox["metadata"]["name"], "command": [str(a) for a in command],
+def execution_body(sandbox: Object, command: Sequence[object], stdin: str | None, timeout: float,
+                   env: Mapping[str, object] | None, working_dir: str | None, max_output_bytes: int | None) -> Object:
+    spec: dict[str, Any] = {"sandboxName": sandbox["metadata"]["name"], "command": [str(a) for a in command],
             "timeoutSeconds": max(1, math.ceil(timeout))}
     if stdin:
         spec["stdin"] = stdin
@@ -54,8 +59,16 @@ def execution_body(sandbox, command, stdin, timeout, env, working_dir, max_outpu
     return {"apiVersion": API_VERSION, "kind": "Execution", "metadata": metadata, "spec": spec}
 
 
-def run(api, namespace, sandbox_name, command, stdin=None, timeout=60, env=None, working_dir=None,
-        max_output_bytes=None, keep=False, queue_seconds=QUEUE_SECONDS):
+def text_stdin(stdin: Input | None) -> str | None:
+    """stdin as an Execution takes it: text (the API server refuses more than 64 KiB of it)."""
+    if stdin is not None and not isinstance(stdin, str):
+        raise TypeError("an Execution's stdin is text: with record=True give stdin as a str (at most 64 KiB)")
+    return stdin
+
+
+def run(api: Api, namespace: str, sandbox_name: str, command: Sequence[object], stdin: str | None = None,
+        timeout: float = 60, env: Mapping[str, object] | None = None, working_dir: str | None = None,
+        max_output_bytes: int | None = None, keep: bool = False, queue_seconds: float = QUEUE_SECONDS) -> Result:
     """The Result of command (argv, no shell) run in the Sandbox, with stdin written to it. timeout is the
     host-enforced deadline in seconds (rounded up). A non-zero exit is a Result; a deadline, a poisoned or
     gone Sandbox raise (see errors.py). Should the client give up waiting (or be interrupted), it deletes the
@@ -64,8 +77,9 @@ def run(api, namespace, sandbox_name, command, stdin=None, timeout=60, env=None,
     return collect(api, namespace, sandbox_name, name, uid, timeout, keep, queue_seconds)
 
 
-def submit(api, namespace, sandbox_name, command, stdin=None, timeout=60, env=None, working_dir=None,
-           max_output_bytes=None):
+def submit(api: Api, namespace: str, sandbox_name: str, command: Sequence[object], stdin: str | None = None,
+           timeout: float = 60, env: Mapping[str, object] | None = None, working_dir: str | None = None,
+           max_output_bytes: int | None = None) -> tuple[str, str]:
     """Creates the Execution of command and returns its (name, uid); delete it to stop the command."""
     if isinstance(command, str):
         raise TypeError("command is an argv list, run without a shell: use ['sh', '-c', '...'] for shell syntax")
@@ -77,7 +91,8 @@ def submit(api, namespace, sandbox_name, command, stdin=None, timeout=60, env=No
     return created["metadata"]["name"], created["metadata"]["uid"]
 
 
-def collect(api, namespace, sandbox_name, name, uid, timeout=60, keep=False, queue_seconds=QUEUE_SECONDS):
+def collect(api: Api, namespace: str, sandbox_name: str, name: str, uid: str, timeout: float = 60, keep: bool = False,
+            queue_seconds: float = QUEUE_SECONDS) -> Result:
     """Waits for Execution name to end and returns its Result (see run)."""
     try:
         done = wait_for(api, namespace, PLURAL, name, uid, ended(name), timeout + queue_seconds,
@@ -90,15 +105,15 @@ def collect(api, namespace, sandbox_name, name, uid, timeout=60, keep=False, que
     return outcome(api, namespace, sandbox_name, result(done))
 
 
-def ended(name):
-    def check(ex):
+def ended(name: str) -> Callable[[Optional[Object]], bool]:
+    def check(ex: Object | None) -> bool:
         if ex is None:
             raise DocksideError("Deleted", f"Execution {name} was deleted before it ended")
         return (ex.get("status") or {}).get("phase") in ("Succeeded", "Failed")
     return check
 
 
-def result(ex):
+def result(ex: Object) -> Result:
     st = ex.get("status") or {}
     return Result(
         name=ex["metadata"]["name"], reason=st.get("reason", ""), message=st.get("message", ""),
@@ -108,10 +123,10 @@ def result(ex):
         sandbox_killed=bool(st.get("sandboxKilled", False)))
 
 
-def outcome(api, namespace, sandbox_name, res):
+def outcome(api: Api, namespace: str, sandbox_name: str, res: Result) -> Result:
     """res, or the error that says why the command did not end on its own in a Sandbox that can go on."""
     if res.reason == "DeadlineExceeded":
-        raise DeadlineExceeded(res.reason, res.message, res)
+        raise ExecutionDeadlineExceeded(res.reason, res.message, res)
     if res.sandbox_killed:
         raise SandboxPoisoned(res.reason, res.message, res)
     if res.reason == "SandboxNotFound":

@@ -3,18 +3,20 @@ are children of the caller's (docs/tracing.md): the TRACEPARENT variable's when 
 calling program passes its span on), else a new sampled trace per call, its IDs drawn with os.urandom. No
 OpenTelemetry package is needed."""
 
+from __future__ import annotations
+
 import os
 import re
 
 _TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}")
 
 
-def _valid(value):
+def _valid(value: str) -> bool:
     m = _TRACEPARENT.fullmatch(value)
-    return bool(m) and m.group(1) != "0" * 32 and m.group(2) != "0" * 16
+    return m is not None and m.group(1) != "0" * 32 and m.group(2) != "0" * 16
 
 
-def traceparent():
+def traceparent() -> str:
     """The traceparent header of one call."""
     given = os.environ.get("TRACEPARENT", "").strip().lower()
     if _valid(given):

@@ -2,13 +2,19 @@
 whenever a watch ends, until a check says it is done or fails, or the time is up. The same loop as
 pkg/execution's wait in Go."""
 
-import time
+from __future__ import annotations
 
-from .api import WATCH_SECONDS
+import time
+from typing import Any, Callable, Optional
+
+from .api import WATCH_SECONDS, Api, Object
 from .errors import WaitTimeout
 
+# A check of wait_for: given the object, or None once it is gone, whether it is done.
+Check = Callable[[Optional[Object]], bool]
 
-def condition(obj, kind):
+
+def condition(obj: Object | None, kind: str) -> dict[str, Any]:
     """The status condition of type kind, or {} when the object has none."""
     for c in ((obj or {}).get("status") or {}).get("conditions") or []:
         if c.get("type") == kind:
@@ -16,21 +22,22 @@ def condition(obj, kind):
     return {}
 
 
-def is_true(obj, kind):
+def is_true(obj: Object | None, kind: str) -> bool:
     return condition(obj, kind).get("status") == "True"
 
 
-def wait_for(api, namespace, plural, name, uid, check, timeout, what):
-    """Returns the object once check(obj) is true. check is given None when the object is gone (deleted, or
-    replaced by another of the same name) and raises the error that says why it cannot get there. When
-    timeout seconds pass first, WaitTimeout says what was waited for and the last state seen."""
+def wait_for(api: Api, namespace: str, plural: str, name: str, uid: str | None, check: Check, timeout: float,
+             what: str) -> Object:
+    """Returns the object once check(obj) is true ({} when that was check(None), the object gone). check is
+    given None when the object is gone (deleted, or replaced by another of the same name) and raises the error
+    that says why it cannot get there. When timeout seconds pass first, WaitTimeout says what was waited for
+    and the last state seen."""
     deadline = time.monotonic() + timeout
-    obj = None
     while True:
         obj = api.get(namespace, plural, name)
         current = obj if obj is not None and (uid is None or obj["metadata"]["uid"] == uid) else None
         if check(current):
-            return current
+            return current if current is not None else {}
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise WaitTimeout("Timeout", f"{what}: not done after {timeout:g}s; last state: {summary(current)}")
@@ -48,7 +55,7 @@ def wait_for(api, namespace, plural, name, uid, check, timeout, what):
         # The watch ended (time up, closed by the server, or the object deleted): read it again.
 
 
-def summary(obj):
+def summary(obj: Object | None) -> str:
     """One line of what an object's status says, for a timeout's message."""
     if obj is None:
         return "gone"

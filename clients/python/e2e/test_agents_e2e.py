@@ -88,15 +88,19 @@ class TerminalAndCancelTest(unittest.TestCase):
             out = []
             term = sbx.pty("sh", cols=100, rows=30, on_data=out.append)
             # Docker before API 1.42 sets an exec's terminal size only after the exec started, so a command
-            # typed at once may run at 0x0: ask until the size has come.
-            def sized():
-                term.send_input("stty size; echo $TERM $((6 * 7))\n")
-                time.sleep(0.5)
-                return b"30 100" in b"".join(out)
-            wait_until(sized)
+            # typed at once may run at 0x0: ask until the size has come. A resize travels apart from the
+            # input, as in kubectl exec, so a line typed right after it may run at the old size: likewise.
+            def sized(line, size):
+                def asked():
+                    term.send_input(line)
+                    time.sleep(0.5)
+                    return size in b"".join(out)
+                return asked
+            wait_until(sized("stty size; echo $TERM $((6 * 7))\n", b"30 100"))
             wait_until(lambda: b"xterm-256color 42" in b"".join(out))
             term.resize(120, 40)
-            term.send_input("stty size; exit 5\n")
+            wait_until(sized("stty size\n", b"40 120"))
+            term.send_input("exit 5\n")
             res = term.wait(timeout=60)
             text = b"".join(out).decode()
             self.assertEqual(res.exit_code, 5)

@@ -14,8 +14,11 @@ import tempfile
 import time
 import unittest
 
-from dockside import (ApiError, AsyncSandbox, CommandTimeout, DeadlineExceeded, Sandbox, SandboxGone,
-                      SandboxPoisoned)
+from kubernetes import config as kubeconfig
+from kubernetes import client, watch
+
+from dockside import (ApiError, AsyncSandbox, CommandTimeout, DeadlineExceeded, ExecutionDeadlineExceeded, Sandbox,
+                      SandboxGone, SandboxPoisoned)
 
 PYTHON = "dockside.dev/python:local"
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "quickstart.py")
@@ -46,6 +49,17 @@ n = 0
 for p in os.listdir('/proc'):
     try:
         n += open('/proc/%s/cmdline' % p, 'rb').read() == b'sleep\\x00300\\x00'
+    except (OSError, ValueError):
+        pass
+print(n)
+"""
+# How many processes run `time.sleep(120)` (the needle is built so that this script's own command line lacks it).
+COUNT_SLEEPERS = """
+import os
+needle, n = b"time.sleep(" + b"120)", 0
+for p in os.listdir('/proc'):
+    try:
+        n += needle in open('/proc/%s/cmdline' % p, 'rb').read()
     except (OSError, ValueError):
         pass
 print(n)
@@ -98,8 +112,19 @@ class SessionWithServiceTest(unittest.TestCase):
                     self.assertEqual(copy.run(["python3", "-c", DIGEST_SCRIPT]).stdout, digest)
                     self.assertEqual(redis_command(copy, "PING").stdout, "+PONG\r\n", "with its own redis")
 
+            # The default path ends the command at its timeout and leaves the Sandbox running.
             with self.assertRaises(DeadlineExceeded) as caught:
                 sbx.run(["python3", "-c", "import time; print('early', flush=True); time.sleep(120)"], timeout=8)
+            self.assertNotIsInstance(caught.exception, SandboxPoisoned)
+            self.assertEqual(caught.exception.result.stdout, "early\n", "what was printed before the timeout")
+            self.assertFalse(caught.exception.result.sandbox_killed)
+            wait_until(lambda: sbx.run(["python3", "-c", COUNT_SLEEPERS]).stdout == "0\n")
+            self.assertEqual(poisoned(sbx), [])
+
+            # An Execution's deadline kills the Sandbox's container and poisons the Sandbox.
+            with self.assertRaises(ExecutionDeadlineExceeded) as caught:
+                sbx.run(["python3", "-c", "import time; print('early', flush=True); time.sleep(120)"], timeout=8,
+                        record=True)
             self.assertEqual(caught.exception.result.stdout, "early\n", "what was printed before the kill")
             self.assertTrue(caught.exception.result.sandbox_killed)
             wait_until(lambda: poisoned(sbx))
@@ -122,6 +147,23 @@ class SessionWithServiceTest(unittest.TestCase):
                 return sorted(r.stdout for r in results)
 
         self.assertEqual(asyncio.run(main()), ["0\n", "1\n", "2\n"])
+
+    def test_run_goes_through_the_data_plane_unless_recorded(self):
+        with Sandbox(PYTHON, cpus=1, memory_mb=256, workspace_mb=64, network="none",
+                     ready_timeout=READY_SECONDS) as sbx:
+            program = "x = 1\n" * 34000 + "print(x + 41)\n"  # 204 KB on stdin: past an Execution's 64 KiB
+            res, made = executions_made(sbx, lambda: sbx.run(["python3", "-"], stdin=program, timeout=60))
+            self.assertEqual((res.exit_code, res.stdout, res.reason, res.name), (0, "42\n", "Completed", ""))
+            self.assertEqual(made, set(), "the default path makes no Execution")
+
+            res, made = executions_made(sbx, lambda: sbx.run(["python3", "-"], stdin="print(6 * 7)\n", timeout=60,
+                                                             record=True))
+            self.assertEqual((res.exit_code, res.stdout, res.reason), (0, "42\n", "Completed"))
+            self.assertEqual(made, {res.name}, "record=True makes one Execution")
+            with self.assertRaises(ApiError) as caught:
+                sbx.run(["python3", "-"], stdin=program, record=True)
+            self.assertEqual(caught.exception.reason, "Invalid")
+            self.assertIn("stdin", caught.exception.message)
 
     def test_streamed_commands_and_files_through_the_data_plane(self):
         with Sandbox(PYTHON, cpus=1, memory_mb=256, workspace_mb=64, network="none",
@@ -208,6 +250,24 @@ class SessionWithServiceTest(unittest.TestCase):
         with contextlib.redirect_stdout(out):
             runpy.run_path(EXAMPLE, run_name="__main__")
         self.assertEqual(out.getvalue(), "0 saved\nsha256: 42\n")
+
+
+def executions_made(sbx, action):
+    """What action() returns, and the names of the Executions of sbx made while it ran: a watch of the
+    namespace's Executions from the resourceVersion of a list taken before replays every change since."""
+    with kubeconfig.new_client_from_config(config_file=os.environ["KUBECONFIG"]) as api_client:
+        api = client.CustomObjectsApi(api_client)
+        args = ("dockside.dev", "v1alpha1", sbx.namespace, "executions")
+        since = api.list_namespaced_custom_object(*args)["metadata"]["resourceVersion"]
+        got = action()
+        made = set()
+        for event in watch.Watch().stream(api.list_namespaced_custom_object, *args, resource_version=since,
+                                          timeout_seconds=5):
+            if event["type"] == "ERROR":
+                raise AssertionError(f"the watch of Executions failed: {event['raw_object']}")
+            if event["object"]["spec"]["sandboxName"] == sbx.name:
+                made.add(event["object"]["metadata"]["name"])
+    return got, made
 
 
 def poisoned(sbx):

@@ -18,6 +18,9 @@ import types
 
 from websocket import ABNF, WebSocketConnectionClosedException
 
+# The python image's folder, which holds the interpreter server (dockside_interpreter) that the image carries.
+IMAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "hack", "images", "python")
+
 
 class StubApi:
     def __init__(self, agent=None):
@@ -183,13 +186,13 @@ class ExecSocket:
 
 class ProcessSocket(ExecSocket):
     """An exec stream whose far end is a local process running argv (python3 is this interpreter), started in
-    clients/python: stdin, stdout, stderr and the exit status cross it as they cross the agent's, and closing
+    the python image's folder, whose dockside_interpreter is then on the path as in the image: stdin, stdout, stderr and the exit status cross it as they cross the agent's, and closing
     the stream kills the process, as the agent ends an exec's processes when its stream is cut."""
 
     def __init__(self, argv):
         super().__init__()
         argv = [sys.executable if a == "python3" else a for a in argv]
-        self.proc = subprocess.Popen(argv, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        self.proc = subprocess.Popen(argv, cwd=IMAGE_DIR,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         pumps = [threading.Thread(target=self._pump, args=(f, ch), daemon=True)
                  for f, ch in ((self.proc.stdout, 1), (self.proc.stderr, 2))]

@@ -1,8 +1,11 @@
-"""Cancelling an awaiting task stops what it runs in the Sandbox: commands.run's process is gone (a local
-process behind the stub exec stream), run's Execution is deleted, run_code's code is interrupted and the
-session keeps its state."""
+"""Cancelling an awaiting task stops what it runs in the Sandbox: the process of commands.run and of run is
+gone (a local process behind the stub exec stream), run's Execution (record=True) is deleted, run_code's code
+is interrupted and the session keeps its state."""
 
 import asyncio
+import os
+import shutil
+import tempfile
 import time
 import unittest
 
@@ -48,12 +51,38 @@ class AsyncCancelTest(unittest.TestCase):
         self.assertIsNotNone(proc.poll(), "the command's process is gone")
         self.assertFalse(alive(proc.pid))
 
-    def test_cancelling_run_deletes_the_execution(self):
+    def test_cancelling_run_ends_the_remote_process(self):
         api, asbx = async_sandbox()
 
         async def main():
             async with asbx as sbx:
-                task = asyncio.ensure_future(sbx.run(["sleep", "300"], timeout=300))
+                marker = os.path.join(tempfile.mkdtemp(prefix="dockside-aio-"), "up")
+                self.addCleanup(shutil.rmtree, os.path.dirname(marker))
+                task = asyncio.ensure_future(sbx.run(["sh", "-c", 'touch "$0"; exec sleep 300', marker], timeout=300))
+                self.assertTrue(await cancel_when(task, lambda: os.path.exists(marker)))
+                return api.sockets[0].proc
+
+        proc = asyncio.run(main())
+        self.assertIsNotNone(proc.poll(), "the command's process is gone")
+        self.assertFalse(alive(proc.pid))
+        self.assertEqual(api.verbs("executions"), [])
+
+    def test_run_returns_its_result(self):
+        _, asbx = async_sandbox()
+
+        async def main():
+            async with asbx as sbx:
+                return await sbx.run(["sh", "-c", "read x; echo got $x"], stdin=b"it\n", timeout=60)
+
+        res = asyncio.run(main())
+        self.assertEqual((res.exit_code, res.stdout, res.reason), (0, "got it\n", "Completed"))
+
+    def test_cancelling_a_recorded_run_deletes_the_execution(self):
+        api, asbx = async_sandbox()
+
+        async def main():
+            async with asbx as sbx:
+                task = asyncio.ensure_future(sbx.run(["sleep", "300"], timeout=300, record=True))
                 self.assertTrue(await cancel_when(task, lambda: api.verbs("executions")))
 
         asyncio.run(main())

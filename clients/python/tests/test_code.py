@@ -107,7 +107,8 @@ class RunCodeTest(unittest.TestCase):
         self.assertEqual(caught.exception.result.error.name, "KeyboardInterrupt")
 
     def test_an_image_without_the_module_says_so(self):
-        # -I leaves the working directory, which holds the module here, off the path: as an image without it.
+        # -I leaves the working directory (the python image's folder, which holds the module) off the path: as an
+        # image without it.
         _, sbx = started(["python3", "-I", "-m", "dockside_interpreter"])
         self.addCleanup(sbx.delete)
         with self.assertRaises(DocksideError) as caught:

@@ -54,6 +54,7 @@ class InstallTest(unittest.TestCase):
         version, where = out.split()
         self.assertEqual(version, __version__)
         self.assertTrue(where.startswith(env), f"imported from {where}, not the venv")
+        self.assertTrue(os.path.isfile(os.path.join(where, "py.typed")), "the installed package says it is typed")
         out = self.run_ok(python, "-m", "pip", "show", "dockside")
         self.assertIn("Requires: kubernetes, websocket-client", out)
 

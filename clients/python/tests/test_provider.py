@@ -1,6 +1,7 @@
 """DocksideSandbox against the stub API: the conformance of tests/provider_conformance.py (commands run as
 local processes, files in the stub's tree, Checkpoints that copy it), the spec its arguments make, and close()."""
 
+import asyncio
 import copy
 import os
 import tempfile
@@ -43,6 +44,24 @@ class ProviderTest(unittest.TestCase):
         self.assertEqual(len([k for k in api.objects if k[0] == "sandboxes"]), 1, "the old Sandbox is deleted")
         provider.close()
         self.assertEqual(list(api.objects), [], "the Sandbox and the snapshot's Checkpoint are deleted")
+
+    def test_record_runs_each_command_through_an_execution(self):
+        def executing(api, plural, obj):
+            checkpointing_agent(api, plural, obj)
+            if plural == "executions":
+                obj["status"].update(phase="Failed", reason="Error", exitCode=3, stdout="out\n", stderr="err\n")
+
+        api = StubApi(executing)
+        with DocksideSandbox("dockside.dev/python:local", namespace="team", api=api, record=True) as provider:
+            res = provider.execute("echo out; echo err >&2; exit 3")
+            self.assertEqual((res.output, res.exit_code, res.truncated), ("out\nerr\n", 3, False))
+            got = asyncio.run(provider.exec("ls", "-l"))
+            self.assertEqual((got.stdout, got.stderr, got.exit_code), (b"out\n", b"err\n", 3))
+        specs = [body["spec"] for verb, plural, _, body in api.calls if (verb, plural) == ("create", "executions")]
+        self.assertEqual([(s["command"], s["workingDir"], s["maxOutputBytes"]) for s in specs],
+                         [(["sh", "-c", "echo out; echo err >&2; exit 3"], "/workspace", 262144),
+                          (["sh", "-c", "ls -l"], "/workspace", 262144)])
+        self.assertEqual(api.sockets, [], "no exec stream")
 
     def test_nothing_is_created_before_the_first_call(self):
         api = StubApi(healthy_agent)

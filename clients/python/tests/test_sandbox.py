@@ -108,6 +108,12 @@ class LifecycleTest(unittest.TestCase):
         self.assertEqual(api.objects, {})
         self.assertIn(("delete", "py"), api.verbs("sandboxes"))
 
+    def test_start_without_an_image_says_so_and_creates_nothing(self):
+        api = StubApi(healthy_agent)
+        with self.assertRaisesRegex(ValueError, "start needs an image"):
+            Sandbox(namespace="team", api=api).start()
+        self.assertEqual(api.objects, {})
+
     def test_attach_to_a_missing_sandbox_says_so(self):
         with self.assertRaisesRegex(SandboxGone, "SandboxNotFound: Sandbox team/nope does not exist"):
             Sandbox.attach("nope", namespace="team", api=StubApi())
@@ -146,6 +152,17 @@ class CheckpointTest(unittest.TestCase):
         with self.assertRaisesRegex(CheckpointFailed, "ArchiveTooLarge: the workspace holds more than 1Gi"):
             sbx.checkpoint()
         self.assertEqual([k for k in api.objects if k[0] == "checkpoints"], [])
+
+    def test_restore_into_takes_a_checkpoint_by_name(self):
+        api = StubApi(checkpointing_agent)
+        sbx = sandbox(api).start()
+        ckpt = sbx.checkpoint()
+        copy = sbx.restore_into("py-named", ckpt.name)
+        self.assertEqual(api.objects[("sandboxes", "py-named")]["spec"]["restoreFrom"], ckpt.name)
+        copy.delete()
+        ckpt.delete()
+        sbx.delete()
+        self.assertEqual(api.objects, {})
 
     def test_restore_into_needs_a_checkpoint(self):
         with self.assertRaisesRegex(ValueError, "checkpoint"):
@@ -211,6 +228,13 @@ class AsyncSandboxTest(unittest.TestCase):
                 return sbx.sync.status()["phase"]
 
         self.assertEqual(asyncio.run(main()), "Running")
+        self.assertEqual(api.objects, {})
+
+    def test_a_call_before_start_says_so(self):
+        api = StubApi(healthy_agent)
+        sbx = AsyncSandbox("dockside.dev/busybox:local", name="a", namespace="team", api=api)
+        with self.assertRaisesRegex(RuntimeError, "not started: await start"):
+            asyncio.run(sbx.pause())
         self.assertEqual(api.objects, {})
 
 

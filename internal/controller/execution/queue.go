@@ -147,32 +147,40 @@ func paused(sbx *dsv1alpha1.Sandbox) bool {
 		sbx.Status.Phase == dsv1alpha1.SandboxPaused || status.IsTrue(sbx, dsv1alpha1.ConditionPaused))
 }
 
-// ahead names the Execution this one waits for: one running in the Sandbox, or the first one queued before
-// it; "" when it is first.
+// ahead names the Execution this one waits for: the one just before it in its Sandbox's queue, running or
+// queued, or else one running in the Sandbox; "" when it is first. The one just before stays the same while
+// the queue moves on, so a waiting Execution's status is written once, however long the queue: naming the
+// one running would change the status of every waiting Execution at each turn.
 func (r *Reconciler) ahead(ctx context.Context, ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) (string, error) {
-	if name := r.Runs.runningIn(sbx.UID); name != "" {
-		return name, nil
-	}
 	var list dsv1alpha1.ExecutionList
 	if err := r.List(ctx, &list, client.InNamespace(ex.Namespace), client.MatchingFields{dsv1alpha1.FieldExecutionSandboxName: sbx.Name}); err != nil {
 		return "", fmt.Errorf("listing the Executions of Sandbox %s: %w", sbx.Name, err)
 	}
-	first := ex
+	var before *dsv1alpha1.Execution
+	running := r.Runs.runningIn(sbx.UID)
 	for i := range list.Items {
 		other := &list.Items[i]
-		switch owner := sandboxOwner(other); {
-		case other.UID == ex.UID || finished(other) || !other.DeletionTimestamp.IsZero() || (owner != "" && owner != sbx.UID):
+		switch {
+		case other.UID == ex.UID || !waiting(other, sbx):
 			continue
-		case other.Status.Phase == dsv1alpha1.ExecutionRunning:
-			return other.Name, nil
-		case queuedBefore(other, first, r.seen):
-			first = other
+		case other.Status.Phase == dsv1alpha1.ExecutionRunning && running == "":
+			running = other.Name
+		}
+		if queuedBefore(other, ex, r.seen) && (before == nil || queuedBefore(before, other, r.seen)) {
+			before = other
 		}
 	}
-	if first == ex {
-		return "", nil
+	if before != nil {
+		return before.Name, nil
 	}
-	return first.Name, nil
+	return running, nil
+}
+
+// waiting tells whether an Execution holds a place in the queue of Sandbox sbx: unfinished, not being
+// deleted, and made for this Sandbox (not for one of the same name deleted since).
+func waiting(ex *dsv1alpha1.Execution, sbx *dsv1alpha1.Sandbox) bool {
+	owner := sandboxOwner(ex)
+	return !finished(ex) && ex.DeletionTimestamp.IsZero() && (owner == "" || owner == sbx.UID)
 }
 
 // queuedBefore orders a Sandbox's queue by creation: creationTimestamp first (whole seconds), then the time

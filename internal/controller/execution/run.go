@@ -179,9 +179,9 @@ func judge(ex *dsv1alpha1.Execution, res dd.ExecResult, err error, agentStopping
 	v := verdict{phase: dsv1alpha1.ExecutionSucceeded, reason: dsv1alpha1.ReasonCompleted, exitCode: &code,
 		message: fmt.Sprintf("the command exited with code %d", code)}
 	switch {
-	case res.StdoutCut > 0 || res.StderrCut > 0:
+	case res.StdoutCut > 0 || res.StderrCut > 0 || res.CutUnread:
 		v.phase, v.reason = dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonOutputLimitExceeded
-		v.message += fmt.Sprintf("; output past the cap was cut (%d bytes of stdout, %d of stderr)", res.StdoutCut, res.StderrCut)
+		v.message += cutMessage(res)
 	case code != 0:
 		v.phase, v.reason = dsv1alpha1.ExecutionFailed, dsv1alpha1.ReasonError
 	}
@@ -190,6 +190,15 @@ func judge(ex *dsv1alpha1.Execution, res dd.ExecResult, err error, agentStopping
 		v.poison = dsv1alpha1.ReasonLeftoverProcesses
 	}
 	return v
+}
+
+// cutMessage says how much output was cut: exactly, or at least, when the driver did not read it all.
+func cutMessage(res dd.ExecResult) string {
+	if res.CutUnread {
+		return fmt.Sprintf("; output past the cap was cut (at least %d bytes of stdout, %d of stderr: the rest was not read back)",
+			res.StdoutCut, res.StderrCut)
+	}
+	return fmt.Sprintf("; output past the cap was cut (%d bytes of stdout, %d of stderr)", res.StdoutCut, res.StderrCut)
 }
 
 // refused tells whether Docker refused to start the command for the container's state (paused, not

@@ -78,7 +78,10 @@ func (r *Reconciler) SetupUntakenWithManager(_ context.Context, mgr ctrl.Manager
 }
 
 // executionEvents enqueues each Execution that changes, notes when new ones arrive (their creation order),
-// and moves the queue of a Sandbox along when one of its Executions changes phase, goes, or ends its run.
+// and moves the queue of a Sandbox along when one of its Executions changes phase, goes, or ends its run. A
+// phase change or a run's end brings a pass for the first of the queue only: the others wait for the one just
+// before them (ahead), which has not changed. One that goes brings a pass for each, as the one after it named
+// it.
 func (r *Reconciler) executionEvents() handler.Funcs {
 	enqueue := func(q queue, o client.Object) {
 		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
@@ -93,7 +96,7 @@ func (r *Reconciler) executionEvents() handler.Funcs {
 			r.noteArrival(ex)
 			enqueue(q, ex)
 			if e.ObjectOld.(*dsv1alpha1.Execution).Status.Phase != ex.Status.Phase {
-				r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
+				r.enqueueFirst(ctx, q, ex.Namespace, ex.Spec.SandboxName)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
@@ -106,7 +109,7 @@ func (r *Reconciler) executionEvents() handler.Funcs {
 		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) { // a run ended
 			ex := e.Object.(*dsv1alpha1.Execution)
 			enqueue(q, ex)
-			r.enqueueQueue(ctx, q, ex.Namespace, ex.Spec.SandboxName)
+			r.enqueueFirst(ctx, q, ex.Namespace, ex.Spec.SandboxName)
 		},
 	}
 }
@@ -128,15 +131,36 @@ func (r *Reconciler) enqueueQueue(ctx context.Context, q queue, namespace, sandb
 	}
 }
 
+// enqueueFirst enqueues the first queued Execution of a Sandbox (in queuedBefore's order), whose turn may
+// have come.
+func (r *Reconciler) enqueueFirst(ctx context.Context, q queue, namespace, sandbox string) {
+	list, err := r.executionsOf(ctx, namespace, sandbox)
+	if err != nil {
+		return
+	}
+	var first *dsv1alpha1.Execution
+	for i := range list.Items {
+		ex := &list.Items[i]
+		if finished(ex) || ex.Status.Phase == dsv1alpha1.ExecutionRunning || !ex.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if first == nil || queuedBefore(ex, first, r.seen) {
+			first = ex
+		}
+	}
+	if first != nil {
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(first)})
+	}
+}
+
 // queueOf maps a Sandbox of this node to its unfinished Executions.
 func (r *Reconciler) queueOf(ctx context.Context, sbx client.Object) []reconcile.Request {
 	return r.unfinished(ctx, sbx.GetNamespace(), sbx.GetName())
 }
 
 func (r *Reconciler) unfinished(ctx context.Context, namespace, sandbox string) []reconcile.Request {
-	var list dsv1alpha1.ExecutionList
-	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{dsv1alpha1.FieldExecutionSandboxName: sandbox}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing the Executions of a Sandbox", "sandbox", sandbox)
+	list, err := r.executionsOf(ctx, namespace, sandbox)
+	if err != nil {
 		return nil
 	}
 	var out []reconcile.Request
@@ -146,4 +170,14 @@ func (r *Reconciler) unfinished(ctx context.Context, namespace, sandbox string) 
 		}
 	}
 	return out
+}
+
+// executionsOf lists a Sandbox's Executions from the cache; a failure is logged, and moves no queue.
+func (r *Reconciler) executionsOf(ctx context.Context, namespace, sandbox string) (*dsv1alpha1.ExecutionList, error) {
+	var list dsv1alpha1.ExecutionList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{dsv1alpha1.FieldExecutionSandboxName: sandbox}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the Executions of a Sandbox", "sandbox", sandbox)
+		return nil, fmt.Errorf("listing the Executions of Sandbox %s: %w", sandbox, err)
+	}
+	return &list, nil
 }

@@ -61,6 +61,19 @@ func TestJudge(t *testing.T) {
 
 func code(i int32) *int32 { return &i }
 
+// TestCutMessageSaysAtLeastWhenNotAllWasRead: the driver counts a file far past the cap by its size and
+// reads nothing after it; the message says the counts are lower bounds.
+func TestCutMessageSaysAtLeastWhenNotAllWasRead(t *testing.T) {
+	g := NewWithT(t)
+	ex := &dsv1alpha1.Execution{ObjectMeta: metav1.ObjectMeta{Name: "e"}, Spec: dsv1alpha1.ExecutionSpec{TimeoutSeconds: 10}}
+	v := judge(ex, dd.ExecResult{Reason: dd.ExecCompleted, StdoutCut: 8<<30 - 256<<10, CutUnread: true}, nil, false)
+	g.Expect(v.reason).To(Equal(dsv1alpha1.ReasonOutputLimitExceeded))
+	g.Expect(v.message).To(Equal("the command exited with code 0; output past the cap was cut " +
+		"(at least 8589672448 bytes of stdout, 0 of stderr: the rest was not read back)"))
+	v = judge(ex, dd.ExecResult{Reason: dd.ExecCompleted, CutUnread: true}, nil, false)
+	g.Expect(v.reason).To(Equal(dsv1alpha1.ReasonOutputLimitExceeded), "a read that ran out of time is not a whole output")
+}
+
 func TestHeadText(t *testing.T) {
 	g := NewWithT(t)
 	s, cut := headText([]byte("héllo"), 0)

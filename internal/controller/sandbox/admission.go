@@ -40,6 +40,13 @@ func (r *Reconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandb
 	if !sbx.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	need, services, err := r.footprintOf(ctx, sbx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if rt := r.missingRuntime(sbx, services); rt != "" {
+		return r.waitForRuntime(ctx, sbx, rt)
+	}
 	mayBind, wait, err := r.restoreBinding(ctx, sbx)
 	switch {
 	case err != nil:
@@ -56,19 +63,35 @@ func (r *Reconciler) reconcileUnbound(ctx context.Context, sbx *dsv1alpha1.Sandb
 	defer pass.End(ctx, sbx, &result, &reterr)
 	if wait != nil {
 		status.Set(sbx, dsv1alpha1.ConditionScheduled, false, wait.reason, wait.message)
-		applyOutcome(sbx, *wait)
+		applyFinding(sbx, *wait)
 	} else {
-		need, _, err := r.footprintOf(ctx, sbx)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
 		// The Sandbox's own footprint, not this node's room: every agent without room writes the same words.
 		// Ready says the same as Scheduled, so that kubectl get's Reason column tells why it waits.
-		noRoom := outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonNoCapacity,
-			message: fmt.Sprintf("waiting for an agent with room for one more Sandbox and %s of memory", bytesForPeople(need.Memory))}
+		noRoom := noRoomWords(sbx, services, need)
 		status.Set(sbx, dsv1alpha1.ConditionScheduled, false, noRoom.reason, noRoom.message)
-		applyOutcome(sbx, noRoom)
+		applyFinding(sbx, noRoom)
 	}
+	return ctrl.Result{RequeueAfter: r.Options.BindRetry}, nil
+}
+
+// waitForRuntime is the pass of an unbound Sandbox naming rt, which this node's Docker does not offer: it is
+// never bound here. While another agent offers rt, that agent binds it or says why not; while none does,
+// every agent says so, in the same words.
+func (r *Reconciler) waitForRuntime(ctx context.Context, sbx *dsv1alpha1.Sandbox, rt dsv1alpha1.Runtime) (result ctrl.Result, reterr error) {
+	if r.OfferedElsewhere != nil {
+		switch offered, err := r.OfferedElsewhere(ctx, rt); {
+		case err != nil:
+			return ctrl.Result{}, err
+		case offered:
+			// Looked at again, in case that agent goes.
+			return ctrl.Result{RequeueAfter: r.Options.BindRetry}, nil
+		}
+	}
+	pass := status.Begin(r.Client, sbx)
+	defer pass.End(ctx, sbx, &result, &reterr)
+	wait := nobodyOffers(rt)
+	status.Set(sbx, dsv1alpha1.ConditionScheduled, false, wait.reason, wait.message)
+	applyFinding(sbx, wait)
 	return ctrl.Result{RequeueAfter: r.Options.BindRetry}, nil
 }
 
@@ -138,7 +161,7 @@ func (r *Reconciler) reserve(ctx context.Context, sbx *dsv1alpha1.Sandbox, admit
 func (r *Reconciler) reportNoRoom(sbx *dsv1alpha1.Sandbox, refused *refusal) ctrl.Result {
 	sbx.Status.NodeName = r.Options.Node
 	status.Set(sbx, dsv1alpha1.ConditionScheduled, false, refused.reason, refused.message)
-	applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxPending, reason: refused.reason, message: refused.message})
+	applyFinding(sbx, finding{fact: factAwaiting, reason: refused.reason, message: refused.message})
 	return ctrl.Result{RequeueAfter: r.Options.BindRetry}
 }
 
@@ -150,6 +173,9 @@ func (r *Reconciler) room(ctx context.Context, sbx *dsv1alpha1.Sandbox, admitted
 	need, services, err := r.footprintOf(ctx, sbx)
 	if err != nil {
 		return Holding{}, nil, err
+	}
+	if rt := r.missingRuntime(sbx, services); rt != "" {
+		return need, r.runtimeRefusal(rt), nil
 	}
 	if refused := tooLargeForNode(r.Options.Node, r.Options.PerContainer, sbx, services); refused != nil {
 		return need, refused, nil

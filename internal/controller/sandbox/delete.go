@@ -23,10 +23,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, sbx *dsv1alpha1.Sandbo
 	r.restores.Forget(sbx.UID)
 	r.Idle.Forget(sbx.UID)
 	r.Wake.Cancel(client.ObjectKeyFromObject(sbx)) // a deletion starts nothing: no pass at a startup deadline
-	applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxTerminating, reason: dsv1alpha1.ReasonDeleting, message: "removing the Sandbox's containers, network and workspace"})
+	applyFinding(sbx, found(factDeleting, dsv1alpha1.ReasonDeleting, "removing the Sandbox's containers, network and workspace"))
 	if err := r.removeOwned(ctx, sbx.UID, sbx.Spec.Services); err != nil {
-		applyOutcome(sbx, outcome{phase: dsv1alpha1.SandboxTerminating, reason: dsv1alpha1.ReasonCleanupFailed,
-			message: fmt.Sprintf("Docker has not confirmed the removal (%v); the Sandbox stays until it does", err)})
+		applyFinding(sbx, found(factDeleting, dsv1alpha1.ReasonCleanupFailed,
+			"Docker has not confirmed the removal (%v); the Sandbox stays until it does", err))
 		return ctrl.Result{}, err
 	}
 	patch := client.MergeFromWithOptions(sbx.DeepCopy(), client.MergeFromWithOptimisticLock{})

@@ -37,7 +37,7 @@ func (r *Reconciler) ensureImages(ctx context.Context, s *scope) (bool, error) {
 	if s.started() {
 		return false, nil // its images served their purpose
 	}
-	var blocked *outcome
+	var blocked *finding
 	for _, n := range r.imageNeeds(s) {
 		wait, stop, err := r.ensureImage(ctx, s, n)
 		if stop || err != nil {
@@ -48,7 +48,7 @@ func (r *Reconciler) ensureImages(ctx context.Context, s *scope) (bool, error) {
 		}
 	}
 	if blocked != nil {
-		s.outcome = *blocked
+		s.finding = *blocked
 		return true, nil
 	}
 	return false, nil
@@ -72,11 +72,11 @@ func (r *Reconciler) imageNeeds(s *scope) []imageNeed {
 	return out
 }
 
-// ensureImage checks one image. It returns the outcome to wait with while a pull is under way or failed,
+// ensureImage checks one image. It returns what to wait with while a pull is under way or failed,
 // or stop when the pass ends on it (Stalled, or an error).
-func (r *Reconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*outcome, bool, error) {
+func (r *Reconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*finding, bool, error) {
 	if r.Options.RequireDigest && !pinned(n.image) {
-		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPinned, "node %s runs only images pinned by digest (name@sha256:<digest>); the image of %s, %s, is not", r.Options.Node, n.what, n.image)
+		s.note(factFailed, dsv1alpha1.ReasonImageNotPinned, "node %s runs only images pinned by digest (name@sha256:<digest>); the image of %s, %s, is not", r.Options.Node, n.what, n.image)
 		return nil, true, nil
 	}
 	img, err := r.Driver.InspectImage(ctx, n.image)
@@ -108,7 +108,7 @@ func (r *Reconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*o
 	if brought {
 		r.followPull(s, n, st)
 		if !digestMatches(n.image, st.Result.Digest, img.RepoDigests) {
-			s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageDigestMismatch, "the pull of %s for %s brought content of digest %q, not the digest it is pinned to", n.image, n.what, st.Result.Digest)
+			s.note(factFailed, dsv1alpha1.ReasonImageDigestMismatch, "the pull of %s for %s brought content of digest %q, not the digest it is pinned to", n.image, n.what, st.Result.Digest)
 			return nil, true, nil
 		}
 	}
@@ -121,9 +121,9 @@ func (r *Reconciler) ensureImage(ctx context.Context, s *scope, n imageNeed) (*o
 func (r *Reconciler) presentOnly(s *scope, n imageNeed, img dd.ImageInfo, auth *dd.RegistryAuth, authErr error) bool {
 	switch {
 	case !img.Exists:
-		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageNotPresent, "imagePullPolicy of %s is Never and node %s does not hold its image %s", n.what, r.Options.Node, n.image)
+		s.note(factFailed, dsv1alpha1.ReasonImageNotPresent, "imagePullPolicy of %s is Never and node %s does not hold its image %s", n.what, r.Options.Node, n.image)
 	case !r.Images.Usable(n.image, img.ID, auth):
-		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImagePullCredentialsRequired, "%s, and imagePullPolicy Never forbids asking its registry%s",
+		s.note(factFailed, dsv1alpha1.ReasonImagePullCredentialsRequired, "%s, and imagePullPolicy Never forbids asking its registry%s",
 			notVerified(r.Options.Node, n), secretTrouble(authErr))
 	default:
 		return r.checkSize(s, n, img) || r.checkVolumes(s, n, img)
@@ -136,14 +136,14 @@ func (r *Reconciler) presentOnly(s *scope, n imageNeed, img dd.ImageInfo, auth *
 // holds from a pull with other credentials, by pulling it with them: for an image present that fetches its
 // manifest and no layer (docs/design/containment.md, "Pull credentials stay in their namespace"). A refusal is
 // Stalled until the imagePullSecret changes; other failures are tried again like any pull's. It returns the
-// outcome to wait with, or stop when the pass ends on a refusal.
-func (r *Reconciler) verifyCredentials(s *scope, n imageNeed, req imagepuller.Request) (*outcome, bool) {
+// finding to wait with, or stop when the pass ends on a refusal.
+func (r *Reconciler) verifyCredentials(s *scope, n imageNeed, req imagepuller.Request) (*finding, bool) {
 	if st, refused := r.Images.Refused(req); refused {
 		msg := fmt.Sprintf("%s: its registry refused a pull %s (%s)", notVerified(r.Options.Node, n), credentialsOf(n, req.Auth), driverReason(st.Err))
 		if st.News {
 			r.event(s.sbx, true, EventPullFailed, "Pull", "%s", msg)
 		}
-		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImagePullCredentialsRequired, "%s", msg)
+		s.note(factFailed, dsv1alpha1.ReasonImagePullCredentialsRequired, "%s", msg)
 		s.after(r.Options.SpecRetry) // the Secret is read again: other credentials are another pull
 		return nil, true
 	}
@@ -183,16 +183,16 @@ func secretTrouble(err error) string {
 // credentialsProblem handles an imagePullSecret a pull needs but cannot use. A missing Secret is waited for
 // (Secrets are not watched, so it is looked for again later); an unusable one is Stalled until it is fixed
 // or the deadline passes.
-func (r *Reconciler) credentialsProblem(s *scope, n imageNeed, err error) (*outcome, bool, error) {
+func (r *Reconciler) credentialsProblem(s *scope, n imageNeed, err error) (*finding, bool, error) {
 	var missing *missingPullSecretError
 	var invalid *invalidPullSecretError
 	switch {
 	case errors.As(err, &missing):
 		s.after(r.Options.SpecRetry)
-		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonSecretNotFound,
+		return &finding{fact: factBuilding, reason: dsv1alpha1.ReasonSecretNotFound,
 			message: fmt.Sprintf("the image of %s needs %v", n.what, missing)}, false, nil
 	case errors.As(err, &invalid):
-		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImagePullSecretInvalid, "the image of %s cannot be pulled: %v", n.what, invalid)
+		s.note(factFailed, dsv1alpha1.ReasonImagePullSecretInvalid, "the image of %s cannot be pulled: %v", n.what, invalid)
 		s.after(r.Options.SpecRetry)
 		return nil, true, nil
 	}
@@ -200,15 +200,15 @@ func (r *Reconciler) credentialsProblem(s *scope, n imageNeed, err error) (*outc
 	return nil, stop, err
 }
 
-// followPull records Events as the pull moves on and returns the outcome to wait with until it has ended
+// followPull records Events as the pull moves on and returns the finding to wait with until it has ended
 // with the image on the node (a pull Pull returns has not: it runs, or failed).
-func (r *Reconciler) followPull(s *scope, n imageNeed, st imagepuller.State) *outcome {
+func (r *Reconciler) followPull(s *scope, n imageNeed, st imagepuller.State) *finding {
 	switch {
 	case st.Pulling:
 		if st.News {
 			r.event(s.sbx, false, EventPulling, "Pull", "pulling image %s for %s", n.image, n.what)
 		}
-		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePulling, message: pullingMessage(n, st)}
+		return &finding{fact: factBuilding, reason: dsv1alpha1.ReasonImagePulling, message: pullingMessage(n, st)}
 	case errors.As(st.Err, new(*imagepuller.TooLargeError)):
 		return r.pulledTooLarge(s, n, st)
 	case st.Err != nil:
@@ -218,7 +218,7 @@ func (r *Reconciler) followPull(s *scope, n imageNeed, st imagepuller.State) *ou
 				n.image, n.what, why, time.Until(st.RetryAt).Round(time.Second))
 		}
 		s.after(time.Until(st.RetryAt))
-		return &outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePullFailed,
+		return &finding{fact: factBuilding, reason: dsv1alpha1.ReasonImagePullFailed,
 			message: fmt.Sprintf("pulling image %s for %s failed: %s", n.image, n.what, why)}
 	}
 	if st.News {
@@ -272,20 +272,22 @@ func (r *Reconciler) checkSize(s *scope, n imageNeed, img dd.ImageInfo) bool {
 	if r.Options.MaxImageBytes <= 0 || img.Size <= r.Options.MaxImageBytes {
 		return false
 	}
-	s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageTooLarge, "image %s of %s takes %s unpacked, more than the %s node %s allows for one image",
+	s.note(factFailed, dsv1alpha1.ReasonImageTooLarge, "image %s of %s takes %s unpacked, more than the %s node %s allows for one image",
 		n.image, n.what, bytesForPeople(img.Size), bytesForPeople(r.Options.MaxImageBytes), r.Options.Node)
 	return true
 }
 
-// pulledTooLarge is the outcome of a pull refused for the image's size: Stalled, since the same image is as
+// pulledTooLarge is the finding of a pull refused for the image's size: Stalled, since the same image is as
 // large at every try; the message says how large, the cap, and what became of the image.
-func (r *Reconciler) pulledTooLarge(s *scope, n imageNeed, st imagepuller.State) *outcome {
+func (r *Reconciler) pulledTooLarge(s *scope, n imageNeed, st imagepuller.State) *finding {
 	var big *imagepuller.TooLargeError
 	errors.As(st.Err, &big)
 	size, after := "takes %s unpacked", "the pulled image was removed"
 	switch {
 	case big.Packed:
 		size, after = "has layers of %s compressed", "the pull was stopped"
+	case big.Unpacking:
+		size, after = "had unpacked more than %s when it was stopped", "the pull was stopped"
 	case !big.Removed:
 		after = "the image stays: a container was made from it meanwhile"
 	}
@@ -294,7 +296,7 @@ func (r *Reconciler) pulledTooLarge(s *scope, n imageNeed, st imagepuller.State)
 	if st.News {
 		r.event(s.sbx, true, EventPullFailed, "Pull", "%s", msg)
 	}
-	return &outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageTooLarge, message: msg}
+	return &finding{fact: factFailed, reason: dsv1alpha1.ReasonImageTooLarge, message: msg}
 }
 
 // checkVolumes refuses an image with a VOLUME that no mount of its container covers: Docker would back it
@@ -304,7 +306,7 @@ func (r *Reconciler) checkVolumes(s *scope, n imageNeed, img dd.ImageInfo) bool 
 	if len(vs) == 0 {
 		return false
 	}
-	s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonImageDeclaresVolumes, "image %s of %s declares VOLUME %s; cover each with a scratch mount (spec.scratch) or the workspace",
+	s.note(factFailed, dsv1alpha1.ReasonImageDeclaresVolumes, "image %s of %s declares VOLUME %s; cover each with a scratch mount (spec.scratch) or the workspace",
 		n.image, n.what, strings.Join(vs, ", "))
 	return true
 }

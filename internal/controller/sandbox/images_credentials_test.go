@@ -111,8 +111,8 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 			s, stop, err := h.imagesPass(sbx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(stop).To(BeTrue())
-			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePulling))
-			g.Expect(s.outcome.message).To(ContainSubstring("verifying with its registry the credentials of this namespace for image " + privateImage))
+			g.Expect(outcomeOf(s).reason).To(Equal(dsv1alpha1.ReasonImagePulling))
+			g.Expect(outcomeOf(s).message).To(ContainSubstring("verifying with its registry the credentials of this namespace for image " + privateImage))
 			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventPulling}))
 			waitPulled(t, h)
 
@@ -121,7 +121,7 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(2), "team A's pull and this namespace's")
 			if tc.verdict == "" {
 				g.Expect(stop).To(BeFalse())
-				g.Expect(s.outcome.reason).To(Equal(building.reason))
+				g.Expect(outcomeOf(s).reason).To(Equal(building.reason))
 				g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventPulled}))
 				_, stop, _ = h.imagesPass(sbx)
 				g.Expect(stop).To(BeFalse(), "verified for good: a later start needs no pull")
@@ -129,17 +129,18 @@ func TestEnsureImagesVerifiesCredentialsForAnImageOthersPulled(t *testing.T) {
 				return
 			}
 			g.Expect(stop).To(BeTrue())
-			g.Expect(s.outcome.message).To(ContainSubstring("present on node node-a but this namespace's credentials were not verified for it"))
-			g.Expect(s.outcome.message).To(ContainSubstring(tc.verdict))
-			g.Expect(s.outcome.message).NotTo(ContainSubstring("guess"))
-			s.outcome.message = ""
-			g.Expect(s.outcome).To(Equal(outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImagePullCredentialsRequired}))
+			g.Expect(outcomeOf(s).message).To(ContainSubstring("present on node node-a but this namespace's credentials were not verified for it"))
+			g.Expect(outcomeOf(s).message).To(ContainSubstring(tc.verdict))
+			g.Expect(outcomeOf(s).message).NotTo(ContainSubstring("guess"))
+			got := outcomeOf(s)
+			got.message = ""
+			g.Expect(got).To(Equal(outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImagePullCredentialsRequired}))
 			g.Expect(s.recheck).To(Equal(specRetry), "a fixed imagePullSecret is tried")
 			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Warning " + EventPullFailed}))
 
 			s, stop, _ = h.imagesPass(sbx)
 			g.Expect(stop).To(BeTrue())
-			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePullCredentialsRequired))
+			g.Expect(outcomeOf(s).reason).To(Equal(dsv1alpha1.ReasonImagePullCredentialsRequired))
 			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(2), "the same credentials are not tried again")
 			g.Expect(recorder.Drain(h.events)).To(BeEmpty(), "no news")
 		})

@@ -127,6 +127,7 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 		digest  string // what the registry reports for the pull
 		packed  int64  // the compressed layers it announces; 0: a few MiB
 		size    int64  // what the image takes once pulled
+		watched bool   // the puller watches the disk as the pull unpacks
 		stop    bool
 		want    outcome
 		message string
@@ -151,17 +152,26 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 			message: "image " + pulledImage + " of the primary container has layers of 2.0 GiB compressed, more than the 1.0 GiB node node-a allows for one image; the pull was stopped",
 			event:   "Warning " + EventPullFailed,
 		},
+		{
+			name: "a pull that unpacks more than the node allows is stopped", image: pulledImage, size: 8 * testMaxImageBytes, watched: true,
+			stop: true, want: outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageTooLarge},
+			message: "image " + pulledImage + " of the primary container had unpacked more than 2.0 GiB when it was stopped, more than the 1.0 GiB node node-a allows for one image; the pull was stopped",
+			event:   "Warning " + EventPullFailed,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			sbx := atTopology(newSandbox("s", withImage(tc.image, "")), 1)
 			h := newHarness(t, sbx.DeepCopy())
+			if tc.watched {
+				h.r.Images.WatchDisk(h.docker.Disk)
+			}
 			h.docker.AddRegistryImage(tc.image, fake.RegistryImage{Digest: tc.digest, Packed: tc.packed, Info: dd.ImageInfo{Size: tc.size}})
 
 			s, stop, err := h.imagesPass(sbx)
 			g.Expect(stop).To(BeTrue())
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonImagePulling))
+			g.Expect(outcomeOf(s).reason).To(Equal(dsv1alpha1.ReasonImagePulling))
 			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Normal " + EventPulling}))
 			select {
 			case <-h.pulled:
@@ -172,9 +182,10 @@ func TestEnsureImagesAfterAPull(t *testing.T) {
 			s, stop, err = h.imagesPass(sbx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(stop).To(Equal(tc.stop))
-			g.Expect(s.outcome.message).To(ContainSubstring(tc.message))
-			s.outcome.message = ""
-			g.Expect(s.outcome).To(Equal(tc.want))
+			g.Expect(outcomeOf(s).message).To(ContainSubstring(tc.message))
+			got := outcomeOf(s)
+			got.message = ""
+			g.Expect(got).To(Equal(tc.want))
 			g.Expect(recorder.Drain(h.events)).To(Equal([]string{cmp.Or(tc.event, "Normal "+EventPulled)}), "the pull's end is news once")
 			g.Expect(h.docker.Calls(fake.OpPullImage)).To(Equal(1))
 			if tc.want.reason == dsv1alpha1.ReasonImageTooLarge {

@@ -16,6 +16,6 @@ func (r *Reconciler) holdLazy(s *scope) bool {
 	if s.sbx.Spec.Start != dsv1alpha1.StartLazy || s.gen() > 0 || s.holdsTopology() || r.Idle.StartAsked(s.sbx.UID) {
 		return false
 	}
-	s.ready(dsv1alpha1.SandboxPending, dsv1alpha1.ReasonLazy, lazyMessage)
+	s.note(factLazy, dsv1alpha1.ReasonLazy, lazyMessage)
 	return true
 }

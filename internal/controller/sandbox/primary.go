@@ -47,9 +47,9 @@ func (r *Reconciler) ensurePrimary(ctx context.Context, s *scope) (bool, error) 
 		return stop, err
 	}
 	if s.isRun() {
-		s.waiting(dsv1alpha1.SandboxRunning, dsv1alpha1.ReasonRunning, "the command is running")
+		s.note(factPrimaryRunning, dsv1alpha1.ReasonRunning, "the command is running")
 	} else {
-		s.ready(dsv1alpha1.SandboxRunning, dsv1alpha1.ReasonRunning, "the primary container is running")
+		s.note(factPrimaryRunning, dsv1alpha1.ReasonRunning, "the primary container is running")
 	}
 	return false, nil
 }
@@ -63,13 +63,13 @@ func (r *Reconciler) primaryEnded(ctx context.Context, s *scope, c dd.ContainerI
 	if r.Commands != nil && r.Commands.Running(s.sbx.UID) {
 		// The run of an Execution killed it (deadline, cancel) or will find it gone; it poisons the topology
 		// with the reason why, which this Sandbox's next pass reads back.
-		s.waiting(dsv1alpha1.SandboxRunning, dsv1alpha1.ReasonRunning, "the primary container stopped while an Execution ran; waiting for its outcome")
+		s.note(factAwaitingExecution, dsv1alpha1.ReasonRunning, "the primary container stopped while an Execution ran; waiting for its outcome")
 		s.after(status.StaleRetry)
 		return true, nil
 	}
 	if at, ok := deadline(s, c); ok && !c.FinishedAt.Before(at) {
 		s.sbx.Status.FinishTime = &metav1.Time{Time: c.FinishedAt}
-		s.stalled(dsv1alpha1.SandboxFailed, dsv1alpha1.ReasonDeadlineExceeded, sessionDeadlineMessage)
+		s.note(factFailed, dsv1alpha1.ReasonDeadlineExceeded, sessionDeadlineMessage)
 		return true, nil
 	}
 	return r.poison(ctx, s, dsv1alpha1.ReasonPrimaryExited, "the primary container stopped with exit code %d", c.ExitCode)

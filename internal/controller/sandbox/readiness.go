@@ -32,7 +32,7 @@ func (r *Reconciler) checkReadiness(ctx context.Context, s *scope, svc *dsv1alph
 	}
 	period, threshold := seconds(rd.PeriodSeconds, defaultPeriod), failureThreshold(rd)
 	first := c.StartedAt.Add(time.Duration(rd.InitialDelaySeconds) * time.Second)
-	s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonWaitingForServices, "waiting for service %q to pass readiness", svc.Name)
+	s.note(factBuilding, dsv1alpha1.ReasonWaitingForServices, "waiting for service %q to pass readiness", svc.Name)
 	if wait := time.Until(first); wait > 0 {
 		s.after(wait)
 		return true, nil
@@ -40,7 +40,7 @@ func (r *Reconciler) checkReadiness(ctx context.Context, s *scope, svc *dsv1alph
 	res, _, ok := r.probes.Take(s.key(), c.Name, period)
 	if !ok {
 		if last := r.requestProbe(s, c.Name, rd); last != "" {
-			s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonWaitingForServices, "waiting for service %q to pass readiness; its last check %s", svc.Name, last)
+			s.note(factBuilding, dsv1alpha1.ReasonWaitingForServices, "waiting for service %q to pass readiness; its last check %s", svc.Name, last)
 		}
 		return true, nil
 	}
@@ -57,7 +57,7 @@ func (r *Reconciler) checkReadiness(ctx context.Context, s *scope, svc *dsv1alph
 		return r.poison(ctx, s, dsv1alpha1.ReasonServiceReadinessFailed, "service %q did not pass readiness within %d checks; the last one %s", svc.Name, threshold, res.Failure)
 	}
 	st.Message = "its last readiness check " + res.Failure
-	s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonWaitingForServices, "waiting for service %q to pass readiness; its last check %s", svc.Name, res.Failure)
+	s.note(factBuilding, dsv1alpha1.ReasonWaitingForServices, "waiting for service %q to pass readiness; its last check %s", svc.Name, res.Failure)
 	s.after(period)
 	return true, nil
 }

@@ -45,7 +45,7 @@ func TestReadyServiceCheckTimeouts(t *testing.T) {
 
 	s, stop := h.checkAgain(sbx)
 	g.Expect(stop).To(BeFalse())
-	g.Expect(s.outcome).To(Equal(newScope(sbx).outcome), "the pass goes on building as if nothing happened")
+	g.Expect(s.finding).To(Equal(newScope(sbx).finding), "the pass goes on building as if nothing happened")
 	g.Expect(sbx.Status.Services[0].State).To(Equal(dsv1alpha1.ServiceReady))
 	g.Expect(sbx.Status.Services[0].Message).To(Equal("its last readiness check timed out after 1s: 1 of 3 failures in a row"))
 	g.Expect(h.container(name).State).To(Equal(dd.StateRunning), "the check's timeout left the container alone")
@@ -57,8 +57,8 @@ func TestReadyServiceCheckTimeouts(t *testing.T) {
 
 	s, stop = h.checkAgain(sbx)
 	g.Expect(stop).To(BeTrue())
-	g.Expect(s.outcome.reason).To(Equal(dsv1alpha1.ReasonServiceUnhealthy))
-	g.Expect(s.outcome.message).To(Equal(`service "checked" failed readiness 3 of 3 times in a row; the last check timed out after 1s`))
+	g.Expect(outcomeOf(s).reason).To(Equal(dsv1alpha1.ReasonServiceUnhealthy))
+	g.Expect(outcomeOf(s).message).To(Equal(`service "checked" failed readiness 3 of 3 times in a row; the last check timed out after 1s`))
 	g.Expect(sbx.Status.Services[0].State).To(Equal(dsv1alpha1.ServiceFailed))
 	g.Expect(condition(sbx, dsv1alpha1.ConditionTopologyPoisoned).Reason).To(Equal(dsv1alpha1.ReasonServiceUnhealthy))
 	g.Expect(h.docker.Calls(fake.OpExec)).To(Equal(3))
@@ -86,7 +86,7 @@ func TestReadyServiceCheckSuccessResetsCount(t *testing.T) {
 	checksExit(2)(h)
 	s, stop := h.checkAgain(sbx)
 	g.Expect(stop).To(BeFalse())
-	g.Expect(s.outcome.stalled).To(BeFalse())
+	g.Expect(outcomeOf(s).stalled).To(BeFalse())
 	g.Expect(sbx.Status.Services[0].State).To(Equal(dsv1alpha1.ServiceReady))
 	g.Expect(sbx.Status.Services[0].Message).To(ContainSubstring("1 of 3 failures in a row"), "the success reset the count")
 	g.Expect(h.container(name).State).To(Equal(dd.StateRunning))

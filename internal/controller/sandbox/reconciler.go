@@ -7,7 +7,6 @@ package sandbox
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/dockside-dev/dockside/internal/imagepuller"
 	"github.com/dockside-dev/dockside/internal/jobs"
 	"github.com/dockside-dev/dockside/internal/prober"
+	"github.com/dockside-dev/dockside/internal/runtimes"
 	"github.com/dockside-dev/dockside/internal/status"
 )
 
@@ -44,6 +44,10 @@ type Options struct {
 
 	// RefuseUnrestricted fails Sandboxes of network mode Unrestricted (reason UnrestrictedNotAllowed).
 	RefuseUnrestricted bool
+
+	// Runtimes are the OCI runtimes the node's Docker offers and its default (runtime.go); the zero value
+	// offers runc alone.
+	Runtimes runtimes.Node
 
 	// Allocatable is what the footprints of the Sandboxes this node holds add up to at most: bytes of memory
 	// (their memory limits and workspaces), pids and CPU limits (see footprint.go); a kind left at 0 is not
@@ -98,6 +102,10 @@ type Reconciler struct {
 	// nothing outside: their bridges do not route out).
 	Egress EgressGateways
 
+	// OfferedElsewhere tells whether another agent offers a runtime this node's Docker does not; nil: none
+	// is known to (the agent runs without leader election, so no Lease says).
+	OfferedElsewhere OfferedElsewhere
+
 	Images *imagepuller.Puller // pulls images in the background for the Sandboxes waiting on them; required
 	Wake   *handoff.Wakeups    // passes at startup deadlines, past any error backoff; required
 
@@ -105,6 +113,7 @@ type Reconciler struct {
 	recent    map[types.UID]recentAdmission       // binds and admissions the cache may not show yet; guarded by admission
 	probes    prober.Prober                       // readiness checks running off the workers, and their results
 	restores  jobs.Jobs[types.UID, restoreResult] // restores from Checkpoints running off the workers, by Sandbox UID
+	holders   waitingHolders                      // new sessions whose holder waits for the node's other starts
 }
 
 // +kubebuilder:rbac:groups=dockside.dev,resources=sandboxes,verbs=get;list;watch;update;patch;delete
@@ -117,6 +126,7 @@ type Reconciler struct {
 // Reconcile gets the Sandbox, binds it if it is unbound, admits it (the finalizer) when the node has room,
 // and then either cleans it up or converges it, writing its status once at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+	r.releaseHolders(ctx)
 	sbx, err := r.fetch(ctx, req.NamespacedName)
 	if sbx == nil || err != nil {
 		r.probes.Forget(req.NamespacedName)
@@ -193,14 +203,13 @@ func cleanedUp(sbx *dsv1alpha1.Sandbox) bool {
 	return !sbx.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(sbx, dsv1alpha1.FinalizerCleanup)
 }
 
-// reconcileNormal converges the Sandbox one step after another, in the order of the files step1_observe.go to
-// step5_lifecycle.go; a step that has to wait, or that settles the Sandbox, ends the pass. A start past its
-// deadline is failed at the end (startup.go). Every step is idempotent, so a pass cut short anywhere is simply
-// run again.
+// reconcileNormal converges the Sandbox one step after another, in the order of the table in steps.go; a step
+// that has to wait, or that settles the Sandbox, ends the pass. A start past its deadline is failed at the end
+// (startup.go). Every step is idempotent, so a pass cut short anywhere is simply run again.
 func (r *Reconciler) reconcileNormal(ctx context.Context, sbx *dsv1alpha1.Sandbox) (ctrl.Result, error) {
 	s := newScope(sbx)
 	var err error
-	for _, run := range slices.Concat(r.observeSteps(), r.settleSteps(), r.gateSteps(), r.buildSteps(), r.lifecycleSteps()) {
+	for _, run := range r.steps() {
 		var stop bool
 		stepCtx, cancel := s.bound(ctx) // a step of a start gets only the time left before its deadline
 		stepCtx, endSpan := traceStep(stepCtx, s, run)

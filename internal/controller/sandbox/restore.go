@@ -37,7 +37,7 @@ func (r *Reconciler) ensureRestored(ctx context.Context, s *scope) (bool, error)
 		return false, nil
 	}
 	if r.Archives == nil {
-		s.waiting(dsv1alpha1.SandboxPending, dsv1alpha1.ReasonRestoreNotSupported, "this agent keeps no checkpoint store, so it cannot restore Checkpoint %q", name)
+		s.note(factAwaiting, dsv1alpha1.ReasonRestoreNotSupported, "this agent keeps no checkpoint store, so it cannot restore Checkpoint %q", name)
 		return true, nil
 	}
 	ckpt := &dsv1alpha1.Checkpoint{}
@@ -82,7 +82,7 @@ func (r *Reconciler) restore(ctx context.Context, s *scope, ckpt *dsv1alpha1.Che
 	res, ok := r.restores.Take(s.sbx.UID)
 	if !ok {
 		r.startRestore(s, ckpt)
-		s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonRestoring, "copying the files of Checkpoint %q into the workspace", ckpt.Name)
+		s.note(factBuilding, dsv1alpha1.ReasonRestoring, "copying the files of Checkpoint %q into the workspace", ckpt.Name)
 		return true, nil
 	}
 	switch {
@@ -154,11 +154,11 @@ func primaryMade(s *scope) bool {
 // it never will without a new Sandbox (restoreFrom cannot change).
 func (s *scope) notRestored(stalled bool, reason, format string, args ...any) (bool, error) {
 	if stalled {
-		s.stalled(dsv1alpha1.SandboxPending, reason, format, args...)
+		s.note(factUnrestorable, reason, format, args...)
 	} else {
-		s.waiting(dsv1alpha1.SandboxPending, reason, format, args...)
+		s.note(factAwaiting, reason, format, args...)
 	}
-	status.Set(s.sbx, dsv1alpha1.ConditionRestored, false, reason, s.outcome.message)
+	status.Set(s.sbx, dsv1alpha1.ConditionRestored, false, reason, s.finding.message)
 	return true, nil
 }
 
@@ -173,7 +173,7 @@ func readyMessage(ckpt *dsv1alpha1.Checkpoint) string {
 // runs only on the node that stores it, or on any node when the agents share a checkpoint registry. Until
 // that Checkpoint is taken on by a node, wait says why in words every agent would use; when another node
 // stores it (and there is no registry), that node's agent binds it and wait is nil.
-func (r *Reconciler) restoreBinding(ctx context.Context, sbx *dsv1alpha1.Sandbox) (mayBind bool, wait *outcome, err error) {
+func (r *Reconciler) restoreBinding(ctx context.Context, sbx *dsv1alpha1.Sandbox) (mayBind bool, wait *finding, err error) {
 	name := sbx.Spec.RestoreFrom
 	if name == "" {
 		return true, nil, nil
@@ -182,12 +182,12 @@ func (r *Reconciler) restoreBinding(ctx context.Context, sbx *dsv1alpha1.Sandbox
 	err = r.Get(ctx, client.ObjectKey{Namespace: sbx.Namespace, Name: name}, ckpt)
 	switch {
 	case apierrors.IsNotFound(err):
-		return false, &outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonCheckpointNotFound,
+		return false, &finding{fact: factAwaiting, reason: dsv1alpha1.ReasonCheckpointNotFound,
 			message: fmt.Sprintf("Checkpoint %q does not exist in namespace %s; the Sandbox is bound to the node that stores it", name, sbx.Namespace)}, nil
 	case err != nil:
 		return false, nil, fmt.Errorf("reading Checkpoint %s: %w", name, err)
 	case ckpt.Status.NodeName == "":
-		return false, &outcome{phase: dsv1alpha1.SandboxPending, reason: dsv1alpha1.ReasonCheckpointNotReady,
+		return false, &finding{fact: factAwaiting, reason: dsv1alpha1.ReasonCheckpointNotReady,
 			message: fmt.Sprintf("Checkpoint %q is not stored on any node yet; the Sandbox is bound to the node that stores it", name)}, nil
 	}
 	return r.Registry != nil || ckpt.Status.NodeName == r.Options.Node, nil, nil

@@ -3,13 +3,13 @@ package sandbox
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/status"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
@@ -27,18 +27,18 @@ type scope struct {
 	attachment dd.NetworkAttachment        // what the primary joins
 	proxy      string                      // the egress proxy's URL for an Isolated topology, else ""
 
-	outcome         outcome
+	finding         finding       // what the pass found, from which its phase is derived (phase.go)
 	recheck         time.Duration // soonest time-based recheck asked for by a step; 0 for none
 	startupDeadline time.Time     // when the start going on must be done by; zero when none is
 }
 
 // step is one part of converging a Sandbox. It returns stop when the pass ends with it (waiting, settled
-// or failed), having set the outcome.
+// or failed), having noted what it found.
 type step func(ctx context.Context, s *scope) (stop bool, err error)
 
 func newScope(sbx *dsv1alpha1.Sandbox) *scope {
 	s := &scope{sbx: sbx}
-	s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonCreating, "building the topology")
+	s.note(factBuilding, dsv1alpha1.ReasonCreating, "building the topology")
 	return s
 }
 
@@ -67,16 +67,14 @@ func (s *scope) after(d time.Duration) {
 	}
 }
 
-func (s *scope) waiting(phase dsv1alpha1.SandboxPhase, reason, format string, args ...any) {
-	s.outcome = outcome{phase: phase, reason: reason, message: fmt.Sprintf(format, args...)}
+// note records what the pass found; the last note of a pass decides its phase (derivePhase).
+func (s *scope) note(f fact, reason, format string, args ...any) {
+	s.finding = found(f, reason, format, args...)
 }
 
-func (s *scope) ready(phase dsv1alpha1.SandboxPhase, reason, format string, args ...any) {
-	s.outcome = outcome{phase: phase, ready: true, reason: reason, message: fmt.Sprintf(format, args...)}
-}
-
-func (s *scope) stalled(phase dsv1alpha1.SandboxPhase, reason, format string, args ...any) {
-	s.outcome = outcome{phase: phase, stalled: true, reason: reason, message: fmt.Sprintf(format, args...)}
+// phase is the phase and summary derived from what the pass found so far.
+func (s *scope) phase() (dsv1alpha1.SandboxPhase, status.Summary) {
+	return derivePhase(observedOf(s.sbx, s.finding))
 }
 
 // fail ends the pass on an error while doing something. A spec Docker can never run is terminal (Stalled,
@@ -85,16 +83,16 @@ func (s *scope) stalled(phase dsv1alpha1.SandboxPhase, reason, format string, ar
 func (s *scope) fail(reason, doing string, err error) (bool, error) {
 	var derr *dd.Error
 	if !errors.As(err, &derr) {
-		s.waiting(s.sbx.Status.Phase, reason, "%s failed; retrying", doing)
+		s.note(factRetrying, reason, "%s failed; retrying", doing)
 		return true, err
 	}
 	switch derr.Kind {
 	case dd.KindInvalidSpec:
-		s.stalled(dsv1alpha1.SandboxFailed, reason, "%s failed: %v", doing, derr)
+		s.note(factFailed, reason, "%s failed: %v", doing, derr)
 		return true, nil
 	case dd.KindUnavailable:
 		reason = dsv1alpha1.ReasonDockerUnavailable
 	}
-	s.waiting(s.sbx.Status.Phase, reason, "%s failed: %v; retrying", doing, derr)
+	s.note(factRetrying, reason, "%s failed: %v; retrying", doing, derr)
 	return true, err
 }

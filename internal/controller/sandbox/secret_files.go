@@ -84,7 +84,7 @@ func (r *Reconciler) ensureSecretFiles(ctx context.Context, s *scope) (bool, err
 	values, err := r.readSecretFiles(ctx, s.sbx)
 	var missing *missingSecretFileError
 	if errors.As(err, &missing) {
-		s.waiting(dsv1alpha1.SandboxPending, dsv1alpha1.ReasonSecretNotFound, "%v", missing)
+		s.note(factAwaiting, dsv1alpha1.ReasonSecretNotFound, "%v", missing)
 		s.after(r.Options.SpecRetry) // Secrets are not watched
 		return true, nil
 	}
@@ -92,7 +92,7 @@ func (r *Reconciler) ensureSecretFiles(ctx context.Context, s *scope) (bool, err
 		return s.fail(dsv1alpha1.ReasonSecretNotFound, "reading the Secrets of secretFiles", err)
 	}
 	if n := inMemory(values); n > secretFilesBytes {
-		s.waiting(dsv1alpha1.SandboxPending, dsv1alpha1.ReasonSecretFilesTooLarge,
+		s.note(factAwaiting, dsv1alpha1.ReasonSecretFilesTooLarge,
 			"the values of secretFiles take %d KiB in memory, more than the %d KiB their mount holds", n>>10, secretFilesBytes>>10)
 		s.after(r.Options.SpecRetry)
 		return true, nil
@@ -174,7 +174,7 @@ func (r *Reconciler) primaryUser(ctx context.Context, s *scope) (int, int, bool,
 		return 0, 0, stop, err
 	}
 	if !img.Exists { // removed from the node since ensureImages saw it: the next pass sees to it again
-		s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonImageNotPresent, "the image of the primary container is no longer on node %s; looking again", r.Options.Node)
+		s.note(factBuilding, dsv1alpha1.ReasonImageNotPresent, "the image of the primary container is no longer on node %s; looking again", r.Options.Node)
 		s.after(status.StaleRetry)
 		return 0, 0, true, nil
 	}

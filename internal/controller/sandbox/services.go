@@ -90,7 +90,7 @@ func (r *Reconciler) create(ctx context.Context, s *scope, spec dd.ContainerSpec
 	vars, err := r.resolveEnv(ctx, s.sbx.Namespace, env)
 	var missing *missingSecretError
 	if errors.As(err, &missing) {
-		s.waiting(dsv1alpha1.SandboxPending, dsv1alpha1.ReasonSecretNotFound, "the env of %s needs %v", what, missing)
+		s.note(factAwaiting, dsv1alpha1.ReasonSecretNotFound, "the env of %s needs %v", what, missing)
 		s.after(r.Options.SpecRetry)
 		return dd.ContainerInfo{}, true, nil
 	}
@@ -105,7 +105,7 @@ func (r *Reconciler) create(ctx context.Context, s *scope, spec dd.ContainerSpec
 		return info, false, nil
 	case dd.PhaseOf(err) == dd.PhaseImage && dd.IsNotFound(err):
 		// Removed from the node since ensureImages saw it: the next pass sees to it again.
-		s.waiting(dsv1alpha1.SandboxStarting, dsv1alpha1.ReasonImageNotPresent, "the image of %s is no longer on node %s; looking again", what, r.Options.Node)
+		s.note(factBuilding, dsv1alpha1.ReasonImageNotPresent, "the image of %s is no longer on node %s; looking again", what, r.Options.Node)
 		s.after(status.StaleRetry)
 		return dd.ContainerInfo{}, true, nil
 	case dd.PhaseOf(err) == dd.PhaseImage:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
@@ -17,7 +16,7 @@ import (
 const EventStartupFailed = "StartupFailed"
 
 // startupTimeouts names, for what a start was doing when its deadline passed (the reason of the pass's
-// outcome), the phase that was slow. Anything else (a missing Secret, Docker unavailable, no free subnet, ...)
+// finding), the phase that was slow. Anything else (a missing Secret, Docker unavailable, no free subnet, ...)
 // keeps its own reason: it says already what the start was stuck on.
 var startupTimeouts = map[string]string{
 	dsv1alpha1.ReasonImagePulling:           dsv1alpha1.ReasonImagePullTimeout,
@@ -33,16 +32,6 @@ var startupTimeouts = map[string]string{
 	dsv1alpha1.ReasonStartFailed:            dsv1alpha1.ReasonStartTimeout,
 	dsv1alpha1.ReasonCreating:               dsv1alpha1.ReasonStartTimeout,
 	dsv1alpha1.ReasonRollingTopology:        dsv1alpha1.ReasonStartTimeout,
-}
-
-// lastOutcome is the outcome the last pass recorded.
-func lastOutcome(sbx *dsv1alpha1.Sandbox) outcome {
-	o := outcome{phase: sbx.Status.Phase}
-	if c := meta.FindStatusCondition(sbx.Status.Conditions, dsv1alpha1.ConditionReady); c != nil {
-		o.reason, o.message = c.Reason, c.Message
-	}
-	o.stalled = meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionStalled)
-	return o
 }
 
 // started tells whether the start is over: the primary has started. Docker's word counts too, for a pass
@@ -69,14 +58,14 @@ func (r *Reconciler) enforceStartupDeadline(ctx context.Context, s *scope, err e
 	if s.startupDeadline.IsZero() || s.started() || topology.Settled(s.sbx) || time.Now().Before(s.startupDeadline) {
 		return err
 	}
-	reason, ok := startupTimeouts[s.outcome.reason]
-	if s.outcome.stalled || !ok {
-		reason = s.outcome.reason
+	reason, ok := startupTimeouts[s.finding.reason]
+	if _, sum := s.phase(); sum.Stalled || !ok {
+		reason = s.finding.reason
 	}
-	msg := fmt.Sprintf("the start did not finish within startupDeadlineSeconds (%s): %s", dsv1alpha1.StartupDeadline(s.sbx), s.outcome.message)
+	msg := fmt.Sprintf("the start did not finish within startupDeadlineSeconds (%s): %s", dsv1alpha1.StartupDeadline(s.sbx), s.finding.message)
 	status.Set(s.sbx, dsv1alpha1.ConditionTopologyPoisoned, true, reason, msg)
-	s.stalled(dsv1alpha1.SandboxFailed, reason, "%s", msg)
-	ctrl.LoggerFrom(ctx).Info("Startup deadline passed", "reason", reason, "detail", s.outcome.message)
+	s.note(factFailed, reason, "%s", msg)
+	ctrl.LoggerFrom(ctx).Info("Startup deadline passed", "reason", reason, "detail", s.finding.message)
 	r.event(s.sbx, true, EventStartupFailed, "Fail", "%s; what the start built is removed, the workspace kept", msg)
 	return nil
 }

@@ -95,34 +95,34 @@ func TestEnforceStartupDeadline(t *testing.T) {
 		name     string
 		sbx      *dsv1alpha1.Sandbox
 		deadline time.Duration // from now; 0: none tracked
-		outcome  outcome
+		finding  finding
 		reason   string // TopologyPoisoned reason; "" for not poisoned (the pass's error then stands)
 	}{
-		{name: "no start tracked", sbx: atTopology(newSandbox("s"), 1), outcome: building},
-		{name: "before the deadline", sbx: atTopology(newSandbox("s"), 1), deadline: time.Minute, outcome: building},
-		{name: "a start that is over", sbx: withStarted(atTopology(newSandbox("s"), 1)), deadline: -time.Minute, outcome: building},
+		{name: "no start tracked", sbx: atTopology(newSandbox("s"), 1), finding: newScope(newSandbox("s")).finding},
+		{name: "before the deadline", sbx: atTopology(newSandbox("s"), 1), deadline: time.Minute, finding: newScope(newSandbox("s")).finding},
+		{name: "a start that is over", sbx: withStarted(atTopology(newSandbox("s"), 1)), deadline: -time.Minute, finding: newScope(newSandbox("s")).finding},
 		{
 			name: "a slow pull is an ImagePullTimeout", sbx: atTopology(newSandbox("s"), 1), deadline: -time.Second,
-			outcome: outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonImagePulling}, reason: dsv1alpha1.ReasonImagePullTimeout,
+			finding: finding{fact: factBuilding, reason: dsv1alpha1.ReasonImagePulling}, reason: dsv1alpha1.ReasonImagePullTimeout,
 		},
 		{
 			name: "a service never ready is ServiceNotReady", sbx: atTopology(newSandbox("s"), 1), deadline: -time.Second,
-			outcome: outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonWaitingForServices}, reason: dsv1alpha1.ReasonServiceNotReady,
+			finding: finding{fact: factBuilding, reason: dsv1alpha1.ReasonWaitingForServices}, reason: dsv1alpha1.ReasonServiceNotReady,
 		},
 		{
 			name: "a refusal the start was Stalled on keeps its reason", sbx: atTopology(newSandbox("s"), 1), deadline: -time.Second,
-			outcome: outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonImageFailed}, reason: dsv1alpha1.ReasonImageFailed,
+			finding: finding{fact: factFailed, reason: dsv1alpha1.ReasonImageFailed}, reason: dsv1alpha1.ReasonImageFailed,
 		},
 		{
 			name: "a reason with no slow phase behind it is kept", sbx: atTopology(newSandbox("s"), 1), deadline: -time.Second,
-			outcome: outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonDockerUnavailable}, reason: dsv1alpha1.ReasonDockerUnavailable,
+			finding: finding{fact: factRetrying, reason: dsv1alpha1.ReasonDockerUnavailable}, reason: dsv1alpha1.ReasonDockerUnavailable,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			h := newHarness(t)
 			s := newScope(tc.sbx)
-			s.outcome = tc.outcome
+			s.finding = tc.finding
 			if tc.deadline != 0 {
 				s.startupDeadline = time.Now().Add(tc.deadline)
 			}
@@ -130,16 +130,18 @@ func TestEnforceStartupDeadline(t *testing.T) {
 			if tc.reason == "" {
 				g.Expect(err).To(Equal(passErr))
 				g.Expect(topology.Poisoned(s.sbx)).To(BeFalse())
-				g.Expect(s.outcome).To(Equal(tc.outcome))
+				g.Expect(s.finding).To(Equal(tc.finding))
 				g.Expect(recorder.Drain(h.events)).To(BeEmpty())
 				return
 			}
 			g.Expect(err).NotTo(HaveOccurred(), "nothing is retried once the start has failed")
 			g.Expect(condition(s.sbx, dsv1alpha1.ConditionTopologyPoisoned).Reason).To(Equal(tc.reason))
 			g.Expect(topology.Poisoned(s.sbx)).To(BeTrue())
-			g.Expect(s.outcome.stalled).To(BeTrue())
-			g.Expect(s.outcome.reason).To(Equal(tc.reason))
-			g.Expect(s.outcome.message).To(ContainSubstring("startupDeadlineSeconds"))
+			got := outcomeOf(s)
+			g.Expect(got.phase).To(Equal(dsv1alpha1.SandboxFailed))
+			g.Expect(got.stalled).To(BeTrue())
+			g.Expect(got.reason).To(Equal(tc.reason))
+			g.Expect(got.message).To(ContainSubstring("startupDeadlineSeconds"))
 			g.Expect(recorder.Drain(h.events)).To(Equal([]string{"Warning " + EventStartupFailed}))
 		})
 	}

@@ -10,17 +10,8 @@ import (
 	"github.com/dockside-dev/dockside/internal/status"
 )
 
-// outcome is where a pass left the Sandbox: its phase and the one reason behind Ready, Reconciling and
-// Stalled, which are always written together so that they never disagree (kstatus reads all three).
-type outcome struct {
-	phase   dsv1alpha1.SandboxPhase
-	ready   bool // Ready=True
-	stalled bool // Stalled=True: nothing changes until the spec (or the world) does
-	reason  string
-	message string
-}
-
-// summarize writes the conditions and phase a pass over a bound, admitted Sandbox arrived at.
+// summarize writes the conditions of a pass over a bound, admitted Sandbox, and the phase derived from what it
+// found (derivePhase).
 func (r *Reconciler) summarize(s *scope) {
 	sbx := s.sbx
 	sbx.Status.NodeName = r.Options.Node
@@ -31,16 +22,7 @@ func (r *Reconciler) summarize(s *scope) {
 	}
 	status.SetDefault(sbx, dsv1alpha1.ConditionTopologyPoisoned, dsv1alpha1.ReasonHealthy, "no service or primary has failed")
 	status.SetDefault(sbx, dsv1alpha1.ConditionPaused, dsv1alpha1.ReasonRunning, "not paused")
-	applyOutcome(sbx, s.outcome)
-}
-
-// applyOutcome writes phase, Ready, Reconciling and Stalled from one outcome.
-func applyOutcome(sbx *dsv1alpha1.Sandbox, o outcome) {
-	sbx.Status.Phase = o.phase
-	if o.phase == "" {
-		sbx.Status.Phase = dsv1alpha1.SandboxPending
-	}
-	status.Summarize(sbx, status.Summary{Ready: o.ready, Stalled: o.stalled, Reason: o.reason, Message: o.message})
+	applyFinding(sbx, s.finding)
 }
 
 // setServicesReady derives ServicesReady from the per-service states.

@@ -17,7 +17,7 @@ func TestSummarize(t *testing.T) {
 		sbx.Status.Services[0].State, sbx.Status.Services[0].ServiceGeneration = state, built
 		return sbx
 	}
-	running := outcome{phase: dsv1alpha1.SandboxRunning, ready: true, reason: dsv1alpha1.ReasonRunning, message: "the primary container is running"}
+	running := finding{fact: factPrimaryRunning, reason: dsv1alpha1.ReasonRunning, message: "the primary container is running"}
 	type cond struct {
 		on     bool
 		reason string
@@ -26,14 +26,14 @@ func TestSummarize(t *testing.T) {
 		name     string
 		sbx      *dsv1alpha1.Sandbox
 		services []*dsv1alpha1.SandboxService // what resolveSpec read; nil: it did not run
-		outcome  outcome
+		finding  finding
 		phase    dsv1alpha1.SandboxPhase
 		want     map[string]cond // conditions that must be so; absent from the map: not checked
 		absent   []string        // conditions that must not be set
 	}{
 		{
 			name: "a running session without services", sbx: atTopology(newSandbox("s"), 1), services: []*dsv1alpha1.SandboxService{},
-			outcome: running, phase: dsv1alpha1.SandboxRunning,
+			finding: running, phase: dsv1alpha1.SandboxRunning,
 			want: map[string]cond{
 				dsv1alpha1.ConditionScheduled: {true, dsv1alpha1.ReasonBound}, dsv1alpha1.ConditionServicesReady: {true, dsv1alpha1.ReasonAllReady},
 				dsv1alpha1.ConditionServicesUpToDate: {true, dsv1alpha1.ReasonUpToDate}, dsv1alpha1.ConditionTopologyPoisoned: {false, dsv1alpha1.ReasonHealthy},
@@ -43,7 +43,7 @@ func TestSummarize(t *testing.T) {
 		},
 		{
 			name: "a service still starting", sbx: withDB(dsv1alpha1.ServiceStarting, 2), services: []*dsv1alpha1.SandboxService{db},
-			outcome: outcome{phase: dsv1alpha1.SandboxStarting, reason: dsv1alpha1.ReasonWaitingForServices}, phase: dsv1alpha1.SandboxStarting,
+			finding: finding{fact: factBuilding, reason: dsv1alpha1.ReasonWaitingForServices}, phase: dsv1alpha1.SandboxStarting,
 			want: map[string]cond{
 				dsv1alpha1.ConditionServicesReady: {false, dsv1alpha1.ReasonWaitingForServices}, dsv1alpha1.ConditionReady: {false, dsv1alpha1.ReasonWaitingForServices},
 				dsv1alpha1.ConditionReconciling: {true, dsv1alpha1.ReasonWaitingForServices}, dsv1alpha1.ConditionStalled: {false, dsv1alpha1.ReasonWaitingForServices},
@@ -52,7 +52,7 @@ func TestSummarize(t *testing.T) {
 		{
 			name: "a failed service of a poisoned topology says why", services: []*dsv1alpha1.SandboxService{db},
 			sbx:     poisonedBy(withDB(dsv1alpha1.ServiceFailed, 2), dsv1alpha1.ReasonServiceExited, `service "db" stopped`),
-			outcome: outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonServiceExited}, phase: dsv1alpha1.SandboxFailed,
+			finding: finding{fact: factFailed, reason: dsv1alpha1.ReasonServiceExited}, phase: dsv1alpha1.SandboxFailed,
 			want: map[string]cond{
 				dsv1alpha1.ConditionServicesReady: {false, dsv1alpha1.ReasonServiceExited}, dsv1alpha1.ConditionTopologyPoisoned: {true, dsv1alpha1.ReasonServiceExited},
 				dsv1alpha1.ConditionReady: {false, dsv1alpha1.ReasonServiceExited}, dsv1alpha1.ConditionReconciling: {false, dsv1alpha1.ReasonServiceExited},
@@ -66,12 +66,12 @@ func TestSummarize(t *testing.T) {
 				sbx.Status.Services = nil
 				return sbx
 			}(),
-			outcome: building, phase: dsv1alpha1.SandboxStarting,
+			finding: newScope(newSandbox("s")).finding, phase: dsv1alpha1.SandboxStarting,
 			want: map[string]cond{dsv1alpha1.ConditionServicesReady: {false, dsv1alpha1.ReasonWaitingForServices}},
 		},
 		{
 			name: "a service built from an older generation of its SandboxService is out of date", services: []*dsv1alpha1.SandboxService{db},
-			sbx: withDB(dsv1alpha1.ServiceReady, 1), outcome: running, phase: dsv1alpha1.SandboxRunning,
+			sbx: withDB(dsv1alpha1.ServiceReady, 1), finding: running, phase: dsv1alpha1.SandboxRunning,
 			want: map[string]cond{
 				dsv1alpha1.ConditionServicesReady: {true, dsv1alpha1.ReasonAllReady}, dsv1alpha1.ConditionServicesUpToDate: {false, dsv1alpha1.ReasonOutOfDate},
 				dsv1alpha1.ConditionReady: {true, dsv1alpha1.ReasonRunning},
@@ -82,27 +82,27 @@ func TestSummarize(t *testing.T) {
 			services: []*dsv1alpha1.SandboxService{newService("db", func(svc *dsv1alpha1.SandboxService) {
 				svc.Generation, svc.DeletionTimestamp = 2, &metav1.Time{Time: time.Now()}
 			})},
-			outcome: running, phase: dsv1alpha1.SandboxRunning,
+			finding: running, phase: dsv1alpha1.SandboxRunning,
 			want: map[string]cond{dsv1alpha1.ConditionServicesUpToDate: {true, dsv1alpha1.ReasonUpToDate}},
 		},
 		{
 			name: "a SandboxService that does not exist", sbx: withDB(dsv1alpha1.ServiceReady, 2), services: []*dsv1alpha1.SandboxService{nil},
-			outcome: running, phase: dsv1alpha1.SandboxRunning,
+			finding: running, phase: dsv1alpha1.SandboxRunning,
 			want: map[string]cond{dsv1alpha1.ConditionServicesUpToDate: {false, dsv1alpha1.ReasonServiceNotFound}},
 		},
 		{
 			name: "a pass that did not read the SandboxServices leaves ServicesUpToDate alone", sbx: withDB(dsv1alpha1.ServiceReady, 1),
-			outcome: running, phase: dsv1alpha1.SandboxRunning, absent: []string{dsv1alpha1.ConditionServicesUpToDate},
+			finding: running, phase: dsv1alpha1.SandboxRunning, absent: []string{dsv1alpha1.ConditionServicesUpToDate},
 		},
 		{
-			name: "an outcome without a phase is Pending", sbx: newSandbox("s"),
-			outcome: outcome{reason: dsv1alpha1.ReasonDockerUnavailable}, phase: dsv1alpha1.SandboxPending,
+			name: "a retry with no phase before is Pending", sbx: newSandbox("s"),
+			finding: finding{fact: factRetrying, reason: dsv1alpha1.ReasonDockerUnavailable}, phase: dsv1alpha1.SandboxPending,
 			want: map[string]cond{dsv1alpha1.ConditionReconciling: {true, dsv1alpha1.ReasonDockerUnavailable}},
 		},
 		{
 			name: "defaults never overwrite what a step set", sbx: withCondition(poisonedBy(atTopology(newSandbox("s"), 1), dsv1alpha1.ReasonPrimaryExited, "x"),
 				dsv1alpha1.ConditionPaused, true, dsv1alpha1.ReasonPaused, "frozen"),
-			outcome: outcome{phase: dsv1alpha1.SandboxFailed, stalled: true, reason: dsv1alpha1.ReasonPrimaryExited}, phase: dsv1alpha1.SandboxFailed,
+			finding: finding{fact: factFailed, reason: dsv1alpha1.ReasonPrimaryExited}, phase: dsv1alpha1.SandboxFailed,
 			want: map[string]cond{
 				dsv1alpha1.ConditionTopologyPoisoned: {true, dsv1alpha1.ReasonPrimaryExited}, dsv1alpha1.ConditionPaused: {true, dsv1alpha1.ReasonPaused},
 			},
@@ -113,7 +113,7 @@ func TestSummarize(t *testing.T) {
 			r := &Reconciler{Options: Options{Node: testNode}}
 			tc.sbx.Generation = 5
 			s := newScope(tc.sbx)
-			s.services, s.resolved, s.outcome = tc.services, tc.services != nil, tc.outcome
+			s.services, s.resolved, s.finding = tc.services, tc.services != nil, tc.finding
 
 			r.summarize(s)
 
@@ -132,8 +132,9 @@ func TestSummarize(t *testing.T) {
 				g.Expect(c.ObservedGeneration).To(Equal(int64(5)), "every condition is observed at the object's generation: "+c.Type)
 			}
 			ready, stalled := condition(tc.sbx, dsv1alpha1.ConditionReady), condition(tc.sbx, dsv1alpha1.ConditionStalled)
-			g.Expect(ready.Status == metav1.ConditionTrue).To(Equal(tc.outcome.ready))
-			g.Expect(stalled.Status == metav1.ConditionTrue).To(Equal(tc.outcome.stalled))
+			want := outcomeOf(s)
+			g.Expect(ready.Status == metav1.ConditionTrue).To(Equal(want.ready))
+			g.Expect(stalled.Status == metav1.ConditionTrue).To(Equal(want.stalled))
 		})
 	}
 }

@@ -52,7 +52,7 @@ func (r *Reconciler) topologySubnet(ctx context.Context, s *scope, spec *dd.Netw
 	}
 	sub, err := r.Subnets.pool.Allocate(string(s.sbx.UID))
 	if errors.Is(err, subnets.ErrExhausted) {
-		s.waiting(dsv1alpha1.SandboxPending, dsv1alpha1.ReasonNoFreeSubnet, "no free topology subnet: all %d of the node's pool %s are held; waiting for one to be freed",
+		s.note(factAwaiting, dsv1alpha1.ReasonNoFreeSubnet, "no free topology subnet: all %d of the node's pool %s are held; waiting for one to be freed",
 			r.Subnets.pool.Size(), r.Subnets.pool.Base())
 		s.after(r.Options.BindRetry)
 		return true, nil
@@ -76,7 +76,7 @@ func (r *Reconciler) subnetTakenElsewhere(ctx context.Context, s *scope, spec dd
 		return false
 	}
 	r.Subnets.pool.Exclude(netip.MustParsePrefix(spec.Subnet))
-	s.waiting(s.sbx.Status.Phase, dsv1alpha1.ReasonNetworkFailed, "topology subnet %s is taken by a network this agent did not make; taking another", spec.Subnet)
+	s.note(factRetrying, dsv1alpha1.ReasonNetworkFailed, "topology subnet %s is taken by a network this agent did not make; taking another", spec.Subnet)
 	s.after(status.StaleRetry)
 	return true
 }

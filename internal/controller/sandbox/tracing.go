@@ -104,7 +104,7 @@ func traceStep(ctx context.Context, s *scope, run step) (context.Context, func(s
 	ctx, span := tracing.Start(ctx, "sandbox."+stepName(run))
 	return ctx, func(stop bool, err error) {
 		if stop || err != nil {
-			span.SetAttributes(tracing.Reason(s.outcome.reason))
+			span.SetAttributes(tracing.Reason(s.finding.reason))
 		}
 		tracing.End(span, err, "")
 	}

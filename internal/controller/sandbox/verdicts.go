@@ -40,7 +40,7 @@ func (r *Reconciler) announceVerdict(sbx *dsv1alpha1.Sandbox, v *handoff.Verdict
 // so that nothing is stopped on a verdict whose write was lost.
 func (r *Reconciler) reportVerdict(sbx *dsv1alpha1.Sandbox, v *handoff.Verdict) ctrl.Result {
 	s := newScope(sbx)
-	s.stalled(dsv1alpha1.SandboxFailed, v.Reason, "%s", v.Message)
+	s.note(factFailed, v.Reason, "%s", v.Message)
 	r.summarize(s)
 	return ctrl.Result{}
 }

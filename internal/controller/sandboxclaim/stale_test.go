@@ -13,22 +13,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/internal/templates"
+	"github.com/dockside-dev/dockside/internal/testutil/faultapi"
 )
 
-// apiServer is a fake API server that counts the writes made to it and fails the next claim status write
-// with fault, when set.
-type apiServer struct {
-	client.Client
-	writes int
-	fault  error
-}
-
-// behind is the agent's cache of an apiServer: it shows every object as stored, except the claim, which it
+// behind is the agent's cache of a faultapi.Server: it shows every object as stored, except the claim, which it
 // shows as claim when that is set (a copy older than the API server's).
 type behind struct {
 	client.Client
@@ -52,7 +43,7 @@ const node = "node-a"
 
 // world is a template that lets claims set env, its pool with two warm Ready Sandboxes on this node, and a
 // claim of it that no agent has seen yet.
-func world(t *testing.T) (*apiServer, *dsv1alpha1.SandboxClaim) {
+func world(t *testing.T) (*faultapi.Server, *dsv1alpha1.SandboxClaim) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := dsv1alpha1.AddToScheme(scheme); err != nil {
@@ -74,27 +65,11 @@ func world(t *testing.T) (*apiServer, *dsv1alpha1.SandboxClaim) {
 			Reason: "Running", LastTransitionTime: metav1.Now()}}
 		objs = append(objs, sbx)
 	}
-	api := &apiServer{}
-	api.Client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithStatusSubresource(&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxClaim{}).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-				api.writes++
-				return c.Patch(ctx, obj, patch, opts...)
-			},
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				api.writes++
-				if err := api.fault; err != nil {
-					api.fault = nil
-					return err
-				}
-				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			},
-		}).Build()
+	api := faultapi.New(scheme, []client.Object{&dsv1alpha1.Sandbox{}, &dsv1alpha1.SandboxClaim{}}, objs...)
 	return api, claim
 }
 
-func reconciler(api *apiServer, cache *behind) *Reconciler {
+func reconciler(api *faultapi.Server, cache *behind) *Reconciler {
 	return &Reconciler{Client: cache, APIReader: api, Unbound: noUnbound{}, Options: Options{Node: node}, flight: newInFlight()}
 }
 
@@ -105,7 +80,7 @@ func pass(t *testing.T, r *Reconciler, claim *dsv1alpha1.SandboxClaim) {
 	}
 }
 
-func stored(t *testing.T, api *apiServer, claim *dsv1alpha1.SandboxClaim) *dsv1alpha1.SandboxClaim {
+func stored(t *testing.T, api *faultapi.Server, claim *dsv1alpha1.SandboxClaim) *dsv1alpha1.SandboxClaim {
 	t.Helper()
 	out := &dsv1alpha1.SandboxClaim{}
 	if err := api.Get(context.Background(), client.ObjectKeyFromObject(claim), out); err != nil {
@@ -115,7 +90,7 @@ func stored(t *testing.T, api *apiServer, claim *dsv1alpha1.SandboxClaim) *dsv1a
 }
 
 // claimed is the Sandboxes labelled for the claim.
-func claimed(t *testing.T, api *apiServer, claim *dsv1alpha1.SandboxClaim) []string {
+func claimed(t *testing.T, api *faultapi.Server, claim *dsv1alpha1.SandboxClaim) []string {
 	t.Helper()
 	var list dsv1alpha1.SandboxList
 	if err := api.List(context.Background(), &list, client.MatchingLabels{dsv1alpha1.LabelClaim: claim.Name}); err != nil {
@@ -137,8 +112,8 @@ func TestAPassBehindItsOwnStatusWriteWritesNothing(t *testing.T) {
 	r := reconciler(api, cache)
 	unseen := stored(t, api, claim)
 	pass(t, r, claim)
-	if api.writes != 2 {
-		t.Fatalf("a warm binding took %d writes, not 2 (the Sandbox's, the claim's status)", api.writes)
+	if api.Writes != 2 {
+		t.Fatalf("a warm binding took %d writes, not 2 (the Sandbox's, the claim's status)", api.Writes)
 	}
 	bound := stored(t, api, claim)
 	if bound.Status.SandboxName == "" || !meta.IsStatusConditionTrue(bound.Status.Conditions, dsv1alpha1.ConditionReady) {
@@ -147,14 +122,14 @@ func TestAPassBehindItsOwnStatusWriteWritesNothing(t *testing.T) {
 
 	cache.claim = unseen
 	pass(t, r, claim)
-	if api.writes != 2 {
-		t.Errorf("a pass that read the claim from before its binding made %d more write(s)", api.writes-2)
+	if api.Writes != 2 {
+		t.Errorf("a pass that read the claim from before its binding made %d more write(s)", api.Writes-2)
 	}
 
 	cache.claim = nil
 	pass(t, r, claim)
-	if api.writes != 2 {
-		t.Errorf("a pass once the cache caught up made %d more write(s)", api.writes-2)
+	if api.Writes != 2 {
+		t.Errorf("a pass once the cache caught up made %d more write(s)", api.Writes-2)
 	}
 	if now := stored(t, api, claim); now.Status.SandboxName != bound.Status.SandboxName || !meta.IsStatusConditionTrue(now.Status.Conditions, dsv1alpha1.ConditionReady) {
 		t.Errorf("the claim lost its binding: %+v", now.Status)
@@ -169,7 +144,7 @@ func TestAPassBehindItsOwnStatusWriteWritesNothing(t *testing.T) {
 func TestALostStatusWriteIsWrittenAgain(t *testing.T) {
 	api, claim := world(t)
 	r := reconciler(api, &behind{Client: api})
-	api.fault = apierrors.NewConflict(schema.GroupResource{Group: dsv1alpha1.GroupVersion.Group, Resource: "sandboxclaims"},
+	api.Fault = apierrors.NewConflict(schema.GroupResource{Group: dsv1alpha1.GroupVersion.Group, Resource: "sandboxclaims"},
 		claim.Name, errors.New("the object has been modified"))
 	pass(t, r, claim)
 	if now := stored(t, api, claim); now.Status.SandboxName != "" {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // The operations, named by the query parameter op; a plain GET, PUT or DELETE of ?path= reads, writes or
@@ -30,8 +31,12 @@ type Handler struct {
 	// SpoolDir is where bodies wait on the node's disk on their way between a client and the daemon (see
 	// spool.go); "" is the system's temporary directory. It needs room for the largest mount.
 	SpoolDir string
+	// MaxSpoolBytes bounds a download spooled from the container's root file system, whose files are the
+	// image's (capped by the node's --max-image-size) and what a writable root adds; 0: DefaultMaxSpoolBytes.
+	// Downloads from a mount are bounded by its size.
+	MaxSpoolBytes int64
 	// HostVolumes serves files read and written in the workspace from its volume's host side when the
-	// volume's mount is visible here (volume.go); set it when HostAccess says this process may.
+	// volume's mount is visible here (volume.go); set it when hostvolume.Access says this process may.
 	HostVolumes bool
 }
 
@@ -48,7 +53,7 @@ func Verb(r *http.Request) string {
 // Kubernetes Status (see the package doc for the operations and docs/design/dataplane-files.md for the codes).
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, t Target) {
 	q := r.URL.Query()
-	if websocket.IsWebSocketUpgrade(r) || q.Has("method") {
+	if websocket.IsWebSocketUpgrade(r) || q.Has(fileswire.MethodParam) {
 		tr, upgraded, err := newTransfer(w, r)
 		if err != nil {
 			writeStatus(w, err)
@@ -92,7 +97,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, t Target) {
 
 // driverError turns a driver error into a Status a person understands.
 func driverError(err error, t Target) error {
-	var se *StatusError
+	var se *fileswire.StatusError
 	if errors.As(err, &se) {
 		return se
 	}

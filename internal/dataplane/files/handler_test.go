@@ -23,6 +23,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 const workspaceSize = 1 << 20
@@ -116,7 +117,7 @@ func TestCleanPath(t *testing.T) {
 	}
 	for _, raw := range []string{"", "workspace/a", "/..", "/workspace/../../etc", "/a/../../b", "/a\x00b", "/" + strings.Repeat("a", 5000)} {
 		_, err := cleanPath(raw)
-		var se *StatusError
+		var se *fileswire.StatusError
 		g.Expect(errors.As(err, &se)).To(BeTrue(), "%q", raw)
 		g.Expect(se.Status.Code).To(BeEquivalentTo(http.StatusBadRequest), "%q", raw)
 	}
@@ -297,6 +298,40 @@ func TestTarOutAndIn(t *testing.T) {
 	g.Expect(rec.Code).To(Equal(http.StatusOK))
 	g.Expect(rec.Header().Get("Content-Type")).To(Equal("application/x-tar"))
 	g.Expect(entries(t, rec.Body)).To(Equal(map[string]string{"./": "", "./README": "hi\n", "./src/": "", "./src/main.go": "package main\n"}))
+}
+
+// An archive is read to the body's end, past its end marker: the call is answered after the upload has
+// ended, tar's padding is taken, and a body that breaks or goes on after the archive extracts nothing.
+func TestTarInReadsTheBodyToItsEnd(t *testing.T) {
+	archive := tarOf(t, map[string]string{"README": "hi\n"})
+	for _, tc := range []struct {
+		name    string
+		after   io.Reader
+		code    int
+		message string
+	}{
+		{name: "tar's record padding", after: bytes.NewReader(make([]byte, 10<<10)), code: http.StatusOK},
+		{
+			name: "a body that breaks after the archive", after: iotest.ErrReader(io.ErrUnexpectedEOF), code: http.StatusBadRequest,
+			message: "what follows the archive's end could not be read: unexpected EOF; nothing was extracted",
+		},
+		{
+			name: "more than padding after the archive", after: bytes.NewReader(make([]byte, trailingMax+1)), code: http.StatusBadRequest,
+			message: "the archive is followed by more than 64KiB of data that is not part of it; nothing was extracted",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, e := NewWithT(t), newEnv(t)
+			rec := e.do(http.MethodPut, map[string]string{"op": "tar", "path": "/workspace"}, io.MultiReader(bytes.NewReader(archive), tc.after))
+			if tc.code == http.StatusOK {
+				g.Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+				g.Expect(e.list("/workspace")).To(Equal([]string{"README"}))
+				return
+			}
+			g.Expect(status(t, rec, tc.code).Message).To(Equal(tc.message))
+			g.Expect(e.list("/workspace")).To(BeEmpty())
+		})
+	}
 }
 
 func TestTarInRefusesEntriesOutsideTheDirectoryAndDevices(t *testing.T) {

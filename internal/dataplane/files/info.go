@@ -43,3 +43,28 @@ func typeOf(m fs.FileMode) string {
 	}
 	return "other"
 }
+
+// notRegular refuses to read p, which is neither a regular file nor a directory: a named pipe would block
+// the reader until something wrote to it, and a device would read without end, so none is opened.
+func notRegular(p string, m fs.FileMode) error {
+	return badRequest("%s is %s: files reads only regular files and directories", p, KindOf(m))
+}
+
+// KindOf names what a path that is not a regular file is, for an error that refuses it.
+func KindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSymlink != 0:
+		return "a link"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
+}

@@ -14,8 +14,8 @@ const maxPath = 4096
 // archive API would show there is an empty directory of the image, not the container's.
 var kernelDirs = []string{"/proc", "/sys", "/dev"}
 
-// cleanPath checks a path as given in a request and cleans it: absolute, no NUL, and no ".." that climbs
-// above the root (which path.Clean would quietly drop).
+// cleanPath checks a path as given in a request and cleans it: absolute, no NUL, no ".." that climbs above
+// the root (which path.Clean would quietly drop), and at most maxDepth directories deep.
 func cleanPath(raw string) (string, error) {
 	switch {
 	case raw == "":
@@ -39,6 +39,10 @@ func cleanPath(raw string) (string, error) {
 		default:
 			depth++
 		}
+	}
+	// Each directory is a step of the walk that resolves links (resolve.go), a call to the daemon.
+	if depth > maxDepth {
+		return "", tooDeep("the path")
 	}
 	return path.Clean(raw), nil
 }

@@ -24,9 +24,18 @@ func (h *Handler) read(ctx context.Context, w http.ResponseWriter, t Target, p s
 	if n.stat.IsDir() {
 		return badRequest("%s is a directory: list it with op=list or copy it with op=tar", p)
 	}
+	if !n.stat.Mode.IsRegular() {
+		return notRegular(p, n.stat.Mode)
+	}
 	if m, root := h.volumeOf(ctx, t, n.path); root != nil {
 		defer root.Close()
 		return readHost(w, root, m, n.path)
+	}
+	// Spooled on the node's disk: a file larger than where it lies can hold is sparse, and copied out it
+	// would take its whole length there.
+	limit, where := h.spoolBound(t, n.path)
+	if n.stat.Size > limit {
+		return sparse(p, n.stat.Size, limit, where)
 	}
 	rc, err := h.copyFrom(ctx, t, n.path)
 	if err != nil {
@@ -40,16 +49,24 @@ func (h *Handler) read(ctx context.Context, w http.ResponseWriter, t Target, p s
 	}
 	if hdr.Typeflag != tar.TypeReg {
 		rc.Close()
-		return conflict("%s is not a regular file (it changed while read?)", p)
+		return notRegular(p, hdr.FileInfo().Mode()) // it changed since it was resolved
 	}
-	return h.serveSpooled(w, rc, tr, p, "application/octet-stream")
+	if hdr.Size > limit {
+		rc.Close()
+		return sparse(p, hdr.Size, limit, where) // it grew since it was resolved
+	}
+	return h.serveSpooled(w, rc, tr, p, "application/octet-stream", hdr.Size, sparse(p, hdr.Size, limit, where))
 }
 
-// serveSpooled spools what the daemon sends (read from r, then rc closed, which releases the container)
-// and then serves it to the client at the client's pace, with its Content-Length.
-func (h *Handler) serveSpooled(w http.ResponseWriter, rc io.Closer, r io.Reader, p, contentType string) error {
-	data, err := spool(h.SpoolDir, r, 0)
+// serveSpooled spools what the daemon sends (read from r, then rc closed, which releases the container), at
+// most limit bytes (more is answered with tooLarge), and then serves it to the client at the client's pace,
+// with its Content-Length.
+func (h *Handler) serveSpooled(w http.ResponseWriter, rc io.Closer, r io.Reader, p, contentType string, limit int64, tooLarge error) error {
+	data, err := spool(h.SpoolDir, r, limit)
 	rc.Close()
+	if errors.Is(err, errTooLarge) {
+		return tooLarge
+	}
 	if err != nil {
 		return internal("the copy of %s out of the container failed: %v", p, err)
 	}
@@ -74,8 +91,9 @@ func (h *Handler) stat(ctx context.Context, w http.ResponseWriter, t Target, p s
 	return writeJSON(w, info)
 }
 
-// list reports a directory's entries, sorted by name, from the headers of its archive. The daemon has no
-// listing call, so this reads past the entries' contents: its cost grows with what the directory holds.
+// list reports a directory's entries, sorted by name, from the headers of its archive, at most
+// maxListEntries. The daemon has no listing call, so this reads past the entries' contents (streamed, not
+// kept): its cost grows with what the directory holds.
 func (h *Handler) list(ctx context.Context, w http.ResponseWriter, t Target, p string) error {
 	n, err := h.readable(ctx, t, p, true)
 	if err != nil {
@@ -94,6 +112,8 @@ func (h *Handler) list(ctx context.Context, w http.ResponseWriter, t Target, p s
 	}
 	defer rc.Close()
 	items := []FileInfo{}
+	limit, where := h.spoolBound(t, n.path)
+	var total int64 // what the files announce: one that passes the bound is refused before it is read past
 	tr := tar.NewReader(rc)
 	for {
 		hdr, err := tr.Next()
@@ -103,10 +123,17 @@ func (h *Handler) list(ctx context.Context, w http.ResponseWriter, t Target, p s
 		if err != nil {
 			return internal("the archive of %s broke off", p)
 		}
-		name := strings.TrimSuffix(path.Clean(hdr.Name), "/")
-		if name != "." && !strings.Contains(name, "/") {
-			items = append(items, infoOfHeader(name, hdr))
+		if total += hdr.Size; total > limit {
+			return tooLargeAnswer("the files of %s are more than %s holds (one is sparse, or they grew): list its subdirectories", p, where)
 		}
+		name := strings.TrimSuffix(path.Clean(hdr.Name), "/")
+		if name == "." || strings.Contains(name, "/") {
+			continue
+		}
+		if len(items) == maxListEntries {
+			return tooManyEntries(p)
+		}
+		items = append(items, infoOfHeader(name, hdr))
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
 	return writeJSON(w, items)
@@ -128,7 +155,12 @@ func (h *Handler) tarOut(ctx context.Context, w http.ResponseWriter, t Target, p
 	if err != nil {
 		return driverError(err, t)
 	}
-	return h.serveSpooled(w, rc, rc, p, "application/x-tar")
+	// Its files cannot hold more than where they lie, whatever their headers take.
+	limit, where := h.spoolBound(t, n.path)
+	sized := sizedTar(rc, limit)
+	defer sized.Close() // a spool that stops early would leave the reader of rc blocked
+	return h.serveSpooled(w, rc, sized, p, "application/x-tar", 0, tooLargeAnswer(
+		"the files of %s are more than %s holds (one is sparse, or they grew): files does not copy them out through the node's disk; copy its parts", p, where))
 }
 
 // readable resolves p for a read and checks that it exists where files can see it.

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
@@ -48,4 +49,32 @@ func spool(dir string, r io.Reader, limit int64) (*spooled, error) {
 		return nil, err //nolint:wrapcheck // the body's own error: the caller tells the client's from ours
 	}
 	return &spooled{File: f, size: n}, nil
+}
+
+// sizedTar passes a tar stream on as it is, and breaks it with errTooLarge as soon as the sizes its headers
+// announce add up to more than limit, before the entry that passes it is read: a directory's archive is
+// bounded by what its files hold, whatever its headers take.
+func sizedTar(in io.Reader, limit int64) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		tr := tar.NewReader(io.TeeReader(in, pw))
+		var total int64
+		for {
+			hdr, err := tr.Next()
+			switch {
+			case errors.Is(err, io.EOF):
+				_, err = io.Copy(pw, in) // the padding after the end marker
+				pw.CloseWithError(err)
+				return
+			case err != nil:
+				pw.CloseWithError(fmt.Errorf("reading the archive: %w", err))
+				return
+			}
+			if total += hdr.Size; total > limit {
+				pw.CloseWithError(errTooLarge)
+				return
+			}
+		}
+	}()
+	return pr
 }

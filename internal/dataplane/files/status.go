@@ -7,56 +7,57 @@ import (
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // ReasonInsufficientStorage is the reason of a 507: the mount a write goes to is full.
 const ReasonInsufficientStorage metav1.StatusReason = "InsufficientStorage"
 
-// StatusError is a failure as the Kubernetes API server reports one: a Status with a code and a message a
-// person understands.
-type StatusError struct{ Status metav1.Status }
-
-func (e *StatusError) Error() string { return e.Status.Message }
-
-func statusError(code int, reason metav1.StatusReason, format string, args ...any) *StatusError {
-	return &StatusError{Status: metav1.Status{
+func statusError(code int, reason metav1.StatusReason, format string, args ...any) *fileswire.StatusError {
+	return &fileswire.StatusError{Status: metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusFailure, Code: int32(code), Reason: reason, Message: fmt.Sprintf(format, args...),
 	}}
 }
 
-func badRequest(format string, args ...any) *StatusError {
+func badRequest(format string, args ...any) *fileswire.StatusError {
 	return statusError(http.StatusBadRequest, metav1.StatusReasonBadRequest, format, args...)
 }
 
-func notFound(format string, args ...any) *StatusError {
+func notFound(format string, args ...any) *fileswire.StatusError {
 	return statusError(http.StatusNotFound, metav1.StatusReasonNotFound, format, args...)
 }
 
-func forbidden(format string, args ...any) *StatusError {
+func forbidden(format string, args ...any) *fileswire.StatusError {
 	return statusError(http.StatusForbidden, metav1.StatusReasonForbidden, format, args...)
 }
 
-func conflict(format string, args ...any) *StatusError {
+func conflict(format string, args ...any) *fileswire.StatusError {
 	return statusError(http.StatusConflict, metav1.StatusReasonConflict, format, args...)
 }
 
-func insufficientStorage(format string, args ...any) *StatusError {
+func insufficientStorage(format string, args ...any) *fileswire.StatusError {
 	return statusError(http.StatusInsufficientStorage, ReasonInsufficientStorage, format, args...)
 }
 
-func notImplemented(format string, args ...any) *StatusError {
+// tooLargeAnswer is a 413: what the request asks for is more than the agent answers at once (bounds.go).
+func tooLargeAnswer(format string, args ...any) *fileswire.StatusError {
+	return statusError(http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge, format, args...)
+}
+
+func notImplemented(format string, args ...any) *fileswire.StatusError {
 	return statusError(http.StatusNotImplemented, metav1.StatusReasonMethodNotAllowed, format, args...)
 }
 
-func internal(format string, args ...any) *StatusError {
+func internal(format string, args ...any) *fileswire.StatusError {
 	return statusError(http.StatusInternalServerError, metav1.StatusReasonInternalError, format, args...)
 }
 
-// writeStatus answers with err as a Status: a *StatusError as it is, anything else as a 500 carrying its
-// message (the driver's errors carry no Docker text).
+// writeStatus answers with err as a Status: a *fileswire.StatusError as it is, anything else as a 500
+// carrying its message (the driver's errors carry no Docker text).
 func writeStatus(w http.ResponseWriter, err error) {
-	var se *StatusError
+	var se *fileswire.StatusError
 	if !errors.As(err, &se) {
 		se = internal("%v", err)
 	}

@@ -31,8 +31,8 @@ type Mount struct {
 }
 
 // TargetFor is the Target of a Sandbox: its current primary container and the mounts its spec gives it.
-// Before its first topology it has no primary, which is a 409 (a *StatusError); after that, whether the
-// primary runs is for the driver to say.
+// Before its first topology it has no primary, which is a 409 (a *fileswire.StatusError); after that,
+// whether the primary runs is for the driver to say.
 func TargetFor(sbx *dsv1alpha1.Sandbox) (Target, error) {
 	if sbx.Status.TopologyGeneration == 0 {
 		return Target{}, conflict("the Sandbox has no primary container yet (phase %s)", phaseOf(sbx))

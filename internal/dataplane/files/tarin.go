@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"path"
@@ -33,8 +34,10 @@ func (h *Handler) tarIn(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	// Checked while spooled, so that a refused entry stops the archive before anything reaches the container.
 	// An archive may be twice the mount's size: its headers and padding take room the files do not.
+	archive := checkedTar(r.Body)
+	defer archive.Close() // a spool that stops early (too large) would leave its writer blocked
 	checked := *r
-	checked.Body = io.NopCloser(checkedTar(r.Body))
+	checked.Body = archive
 	data, err := h.spoolBody(&checked, t, m, "the archive", 2)
 	if err != nil {
 		return err
@@ -54,12 +57,35 @@ func (h *Handler) tarIn(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	return h.statTo(ctx, w, t, dir.path, http.StatusOK)
 }
 
-// checkedTar passes a tar stream on, entry by entry, and breaks it with a *StatusError at the first entry
-// files refuses or where the stream breaks.
-func checkedTar(in io.Reader) io.Reader {
+// checkedTar passes a tar stream on, entry by entry, and breaks it with a *fileswire.StatusError at the first
+// entry files refuses or where the stream breaks. It ends only where the body does, so that the call is
+// answered after the client's end of the upload, not at the archive's end marker.
+func checkedTar(in io.Reader) io.ReadCloser {
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(copyChecked(tar.NewReader(in), tar.NewWriter(pw))) }()
+	go func() {
+		err := copyChecked(tar.NewReader(in), tar.NewWriter(pw))
+		if err == nil {
+			err = afterTheEnd(in)
+		}
+		pw.CloseWithError(err)
+	}()
 	return pr
+}
+
+// trailingMax is how much may follow an archive's end marker: tar pads an archive to its record size,
+// 10 KiB by default, with zeros that the tar reader never asks for.
+const trailingMax = 64 << 10
+
+// afterTheEnd reads what follows the archive's end marker up to the body's end, refusing more than padding.
+func afterTheEnd(in io.Reader) error {
+	n, err := io.Copy(io.Discard, io.LimitReader(in, trailingMax+1))
+	switch {
+	case err != nil:
+		return badRequest("what follows the archive's end could not be read: %v; nothing was extracted", err)
+	case n > trailingMax:
+		return badRequest("the archive is followed by more than %s of data that is not part of it; nothing was extracted", sizeOf(trailingMax))
+	}
+	return nil
 }
 
 // copyChecked copies the entries that checkEntry admits, and before each one declares as directories its
@@ -68,7 +94,7 @@ func checkedTar(in io.Reader) io.Reader {
 // parent, link or not: through a link to /etc it would write into the container's read-only root, which is
 // writable from the daemon's side.
 func copyChecked(tr *tar.Reader, tw *tar.Writer) error {
-	dirs := map[string]bool{".": true}
+	dirs := &seenDirs{kinds: map[string]bool{".": true}}
 	for {
 		hdr, err := tr.Next()
 		switch {
@@ -89,7 +115,9 @@ func copyChecked(tr *tar.Reader, tw *tar.Writer) error {
 		if err := declareParents(tw, dirs, name, hdr); err != nil {
 			return err
 		}
-		dirs[name] = hdr.Typeflag == tar.TypeDir
+		if err := dirs.note(name, hdr.Typeflag == tar.TypeDir); err != nil {
+			return err
+		}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return badRequest("entry %q: %v", hdr.Name, err)
 		}
@@ -100,17 +128,37 @@ func copyChecked(tr *tar.Reader, tw *tar.Writer) error {
 }
 
 // declareParents writes a directory entry for each parent of name, top down, not yet declared as one.
-func declareParents(tw *tar.Writer, dirs map[string]bool, name string, like *tar.Header) error {
+func declareParents(tw *tar.Writer, dirs *seenDirs, name string, like *tar.Header) error {
 	var parents []string
-	for p := path.Dir(name); !dirs[p]; p = path.Dir(p) {
+	for p := path.Dir(name); !dirs.kinds[p]; p = path.Dir(p) {
 		parents = append([]string{p}, parents...)
 	}
 	for _, p := range parents {
 		if err := tw.WriteHeader(&tar.Header{Name: p + "/", Mode: 0o755, ModTime: like.ModTime, Typeflag: tar.TypeDir}); err != nil {
 			return badRequest("entry %q: %v", p, err)
 		}
-		dirs[p] = true
+		if err := dirs.note(p, true); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// seenDirs is what a tar stream in has declared so far, by name: a directory or not. Its names are bounded
+// (maxTarDirNames bytes), so that an archive of many directories cannot make the agent hold them all.
+type seenDirs struct {
+	kinds map[string]bool
+	bytes int
+}
+
+func (s *seenDirs) note(name string, dir bool) error {
+	if _, ok := s.kinds[name]; !ok {
+		s.bytes += len(name)
+		if s.bytes > maxTarDirNames {
+			return badRequest("the archive names more than %s of paths, more than files keeps track of in one archive: send it in parts; the entries before that point were extracted", sizeOf(maxTarDirNames))
+		}
+	}
+	s.kinds[name] = dir
 	return nil
 }
 
@@ -121,7 +169,12 @@ func checkEntry(hdr *tar.Header) error {
 		return err
 	}
 	switch hdr.Typeflag {
-	case tar.TypeReg, tar.TypeDir, tar.TypeSymlink:
+	case tar.TypeReg, tar.TypeDir:
+		return nil
+	case tar.TypeSymlink:
+		if len(hdr.Linkname) > maxPath {
+			return badRequest("entry %q is a link to a name longer than %d bytes, which files does not take", hdr.Name, maxPath)
+		}
 		return nil
 	case tar.TypeLink:
 		return insideName(hdr.Linkname)
@@ -129,10 +182,18 @@ func checkEntry(hdr *tar.Header) error {
 	return badRequest("entry %q is not a file, directory or link (type %q): files takes no devices or pipes", hdr.Name, string(hdr.Typeflag))
 }
 
+// insideName admits a relative name that stays inside the directory, at most maxPath bytes and maxDepth
+// directories deep: a name cut short for the message when it is not.
 func insideName(name string) error {
+	if len(name) > maxPath {
+		return badRequest("entry %q... is a name longer than %d bytes, which files does not take", name[:64], maxPath)
+	}
 	clean := path.Clean(name)
 	if path.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") {
 		return badRequest("entry %q is not inside the directory: names must be relative, without '..' above it", name)
+	}
+	if depthOf(clean) > maxDepth {
+		return tooDeep(fmt.Sprintf("entry %q...", name[:min(len(name), 64)]))
 	}
 	return nil
 }

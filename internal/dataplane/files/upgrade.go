@@ -13,6 +13,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // kube-apiserver cuts an ordinary request at its --request-timeout (60 s by default), and files is not one of
@@ -20,20 +22,7 @@ import (
 // that carries a body (a read, a write, a tar stream in or out) may ask for the upgrade: its checks answer in
 // plain HTTP as for any call, and once the body moves the call switches protocols and the body travels as
 // WebSocket messages, ended by an outcome (docs/design/dataplane-files.md, "The API server's request
-// timeout"):
-//   - a WebSocket handshake is always a GET: the call names its own method in the query (method=PUT);
-//   - binary messages are the body's bytes, either way;
-//   - the client ends what it sends with the text message "end"; a connection that closes before it broke
-//     the upload off, and nothing is written;
-//   - the server ends the call with one text message, the outcome: the JSON the plain call answers with (a
-//     write's FileInfo) or a Kubernetes Status (Success after a read; Failure with its code and message),
-//     and then closes the connection. A read without a Success outcome did not arrive whole.
-
-// Protocol is the WebSocket subprotocol of an upgraded files call.
-const Protocol = "v1.files.dockside.dev"
-
-// EndOfBody is the client's text message that ends an upload.
-const EndOfBody = "end"
+// timeout"; the messages are package fileswire's).
 
 // transferIdle ends an upgraded call whose connection moved nothing for this long.
 const transferIdle = 5 * time.Minute
@@ -42,7 +31,7 @@ const transferIdle = 5 * time.Minute
 const closeWait = 30 * time.Second
 
 var upgrader = websocket.Upgrader{
-	Subprotocols:    []string{Protocol},
+	Subprotocols:    []string{fileswire.Protocol},
 	ReadBufferSize:  64 << 10,
 	WriteBufferSize: 64 << 10,
 	// The caller is authenticated by the API server's front proxy certificate, not by a browser's cookie,
@@ -53,7 +42,7 @@ var upgrader = websocket.Upgrader{
 // methodOf is the method a request stands for: a WebSocket handshake names it in method=, GET by default.
 func methodOf(r *http.Request) string {
 	if r.Method == http.MethodGet {
-		if m := r.URL.Query().Get("method"); m != "" {
+		if m := r.URL.Query().Get(fileswire.MethodParam); m != "" {
 			return m
 		}
 	}
@@ -105,7 +94,7 @@ func (t *transfer) switchProtocols() error {
 		return nil
 	}
 	if !t.upgrade {
-		return badRequest("%s of a body needs the WebSocket upgrade (Upgrade: websocket, protocol %s); nothing was written", t.r.URL.Query().Get("method"), Protocol)
+		return badRequest("%s of a body needs the WebSocket upgrade (Upgrade: websocket, protocol %s); nothing was written", t.r.URL.Query().Get(fileswire.MethodParam), fileswire.Protocol)
 	}
 	conn, err := upgrader.Upgrade(t.w, t.r, nil)
 	if err != nil {
@@ -133,8 +122,8 @@ func (t *transfer) Read(p []byte) (int, error) {
 			}
 			if kind == websocket.TextMessage {
 				word, _ := io.ReadAll(io.LimitReader(msg, 64))
-				if string(word) != EndOfBody {
-					return 0, fmt.Errorf("the upload's text message %q is not %q", word, EndOfBody)
+				if string(word) != fileswire.EndOfBody {
+					return 0, fmt.Errorf("the upload's text message %q is not %q", word, fileswire.EndOfBody)
 				}
 				t.ended = true
 				break
@@ -175,7 +164,7 @@ func (t *transfer) WriteHeader(code int) {
 	}
 	if err := t.switchProtocols(); err != nil {
 		t.failed = err
-		var se *StatusError
+		var se *fileswire.StatusError
 		if errors.As(err, &se) {
 			t.w.Header().Set("Content-Type", "application/json")
 			t.w.WriteHeader(int(se.Status.Code))

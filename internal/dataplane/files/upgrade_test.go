@@ -9,6 +9,9 @@ import (
 
 	"github.com/gorilla/websocket"
 	. "github.com/onsi/gomega"
+
+	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // dialUpload opens an upgraded write of /workspace/big, of unknown length, on a server serving e.
@@ -16,7 +19,7 @@ func dialUpload(t *testing.T, e *env) *websocket.Conn {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.h.Serve(w, r, e.target) }))
 	t.Cleanup(srv.Close)
-	d := websocket.Dialer{Subprotocols: []string{Protocol}}
+	d := websocket.Dialer{Subprotocols: []string{fileswire.Protocol}}
 	conn, resp, err := d.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/files?path=/workspace/big&method=PUT", nil)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	resp.Body.Close()
@@ -33,9 +36,9 @@ func TestAnUploadEndedEarlyReachesAClientThatSendsFirst(t *testing.T) {
 	for range 4 * workspaceSize / len(block) {
 		g.Expect(conn.WriteMessage(websocket.BinaryMessage, block)).To(Succeed())
 	}
-	g.Expect(conn.WriteMessage(websocket.TextMessage, []byte(EndOfBody))).To(Succeed())
-	var se *StatusError
-	err := Outcome(conn, nil)
+	g.Expect(conn.WriteMessage(websocket.TextMessage, []byte(fileswire.EndOfBody))).To(Succeed())
+	var se *fileswire.StatusError
+	err := filesclient.Outcome(conn, nil)
 	g.Expect(errors.As(err, &se)).To(BeTrue(), "%v", err)
 	g.Expect(se.Status.Code).To(BeEquivalentTo(http.StatusInsufficientStorage))
 	g.Expect(se.Status.Message).To(Equal("/workspace/big is larger than the workspace: 1MiB"))
@@ -49,8 +52,8 @@ func (endless) Read(p []byte) (int, error) { return len(p), nil }
 // Send stops at the agent's outcome: an endless body into a full mount ends with the reason.
 func TestSendStopsAtAnOutcomeThatComesBeforeTheEnd(t *testing.T) {
 	g, e := NewWithT(t), newEnv(t)
-	var se *StatusError
-	err := Send(dialUpload(t, e), endless{})
+	var se *fileswire.StatusError
+	err := filesclient.Send(dialUpload(t, e), endless{})
 	g.Expect(errors.As(err, &se)).To(BeTrue(), "%v", err)
 	g.Expect(se.Status.Code).To(BeEquivalentTo(http.StatusInsufficientStorage))
 	g.Expect(e.list("/workspace")).To(BeEmpty(), "nothing half-written")

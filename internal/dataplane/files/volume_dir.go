@@ -2,6 +2,7 @@ package files
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -10,31 +11,42 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // listHost serves the entries of the directory at p (resolved in the container, in m) from the volume's host
-// side: one directory read and a stat per entry, where the archive API would send every byte the directory
-// holds. Nothing is followed: an entry that is a link is reported as one, with its target as written.
+// side: the directory read dirBatch names at a time and a stat per entry, where the archive API would send
+// every byte the directory holds; more than maxListEntries are refused. Nothing is followed: an entry that is
+// a link is reported as one, with its target as written.
 func listHost(w http.ResponseWriter, root *os.File, m *Mount, p string) error {
 	d, err := openIn(root, m, p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return hostError(err, p, m)
 	}
 	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return hostError(err, p, m)
-	}
-	items := make([]FileInfo, 0, len(names))
-	for _, name := range names {
-		info, err := entryInfo(int(d.Fd()), name)
-		if errors.Is(err, unix.ENOENT) {
-			continue // removed since the directory was read
+	items := []FileInfo{}
+	for {
+		names, err := d.Readdirnames(dirBatch)
+		if errors.Is(err, io.EOF) {
+			break
 		}
 		if err != nil {
-			return hostError(err, path.Join(p, name), m)
+			return hostError(err, p, m)
 		}
-		items = append(items, info)
+		for _, name := range names {
+			info, err := entryInfo(int(d.Fd()), name)
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed since the directory was read
+			}
+			if err != nil {
+				return hostError(err, path.Join(p, name), m)
+			}
+			if len(items) == maxListEntries {
+				return tooManyEntries(p)
+			}
+			items = append(items, info)
+		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
 	return writeJSON(w, items)
@@ -107,18 +119,28 @@ func removeHost(root *os.File, m *Mount, p string, recursive bool) error {
 		return hostError(err, p, m)
 	}
 	defer d.Close()
-	if err := removeAt(int(d.Fd()), path.Base(p), recursive); err != nil {
+	err = removeAt(int(d.Fd()), path.Base(p), recursive, 0)
+	var se *fileswire.StatusError
+	switch {
+	case errors.As(err, &se):
+		return se
+	case err != nil:
 		return hostError(err, p, m)
 	}
 	return nil
 }
 
 // removeAt removes the entry name of the directory dirfd: a file or link, or a directory with what it
-// holds when recursive.
-func removeAt(dirfd int, name string, recursive bool) error {
+// holds when recursive. A directory is read dirBatch names at a time, each removed before the next are read
+// (a directory read goes on past entries removed meanwhile), so no more names are held than one batch a
+// level; it descends at most maxDepth levels below the first, one open directory each.
+func removeAt(dirfd int, name string, recursive bool, depth int) error {
 	err := unix.Unlinkat(dirfd, name, 0)
 	if !errors.Is(err, unix.EISDIR) || !recursive {
 		return err //nolint:wrapcheck // an errno, which hostError explains
+	}
+	if depth == maxDepth {
+		return badRequest("the directory to remove holds directories more than %d deep, which files does not go: remove its deepest ones first, or run rm -r in the Sandbox", maxDepth)
 	}
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -126,13 +148,18 @@ func removeAt(dirfd int, name string, recursive bool) error {
 	}
 	dir := os.NewFile(uintptr(fd), name)
 	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
-	if err != nil {
-		return err //nolint:wrapcheck // the directory's read
-	}
-	for _, n := range names {
-		if err := removeAt(fd, n, true); err != nil && !errors.Is(err, unix.ENOENT) {
-			return err
+	for {
+		names, err := dir.Readdirnames(dirBatch)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err //nolint:wrapcheck // the directory's read
+		}
+		for _, n := range names {
+			if err := removeAt(fd, n, true, depth+1); err != nil && !errors.Is(err, unix.ENOENT) {
+				return err
+			}
 		}
 	}
 	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR) //nolint:wrapcheck // an errno, which hostError explains

@@ -11,14 +11,17 @@ import (
 	"golang.org/x/sys/unix"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // copyBuffer is the block a body moves by between the client and the volume.
 const copyBuffer = 1 << 20
 
-// readHost serves the regular file at p (resolved in the container, in m) from the volume's host side.
+// readHost serves the regular file at p (resolved in the container, in m) from the volume's host side. The
+// open does not wait (O_NONBLOCK, which changes nothing for a regular file): p may have become a named pipe
+// since it was resolved, which the file's own stat then refuses.
 func readHost(w http.ResponseWriter, root *os.File, m *Mount, p string) error {
-	f, err := openIn(root, m, p, unix.O_RDONLY, 0)
+	f, err := openIn(root, m, p, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return hostError(err, p, m)
 	}
@@ -28,7 +31,7 @@ func readHost(w http.ResponseWriter, root *os.File, m *Mount, p string) error {
 	case err != nil:
 		return hostError(err, p, m)
 	case !st.Mode().IsRegular():
-		return conflict("%s is not a regular file (it changed while read?)", p)
+		return notRegular(p, st.Mode())
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
@@ -81,7 +84,7 @@ func writeTemp(r *http.Request, root *os.File, m *Mount, dir, name string, mode 
 	}
 	b := &body{r: r.Body, size: r.ContentLength}
 	_, err = io.CopyBuffer(struct{ io.Writer }{f}, b, make([]byte, copyBuffer)) // not os.File's ReadFrom, whose buffer is small
-	var se *StatusError
+	var se *fileswire.StatusError
 	if errors.As(err, &se) {
 		return nil, se
 	}

@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 	"testing/iotest"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // volumeDir is a directory standing for a volume's host side, opened as its root, with a link out of it.
@@ -71,7 +77,7 @@ func TestWriteHostIsAtomic(t *testing.T) {
 	got, _ = os.ReadFile(filepath.Join(dir, "d", "f"))
 	g.Expect(string(got)).To(Equal("new"), "the file is as it was")
 
-	var se *StatusError
+	var se *fileswire.StatusError
 	g.Expect(errors.As(putIn("/workspace/out", "x", []byte("x"), 1), &se)).To(BeTrue())
 	g.Expect(se.Status.Code).To(BeEquivalentTo(http.StatusConflict), "a link is never a directory to write in: %s", se)
 	_, err = os.Lstat("/etc/x")
@@ -89,7 +95,7 @@ func TestListHostFollowsNothing(t *testing.T) {
 	g.Expect(items).To(HaveLen(3))
 	g.Expect([]string{items[0].Name, items[0].Type, items[1].Name, items[1].Link, items[2].Name, items[2].Link}).
 		To(Equal([]string{"d", "dir", "near", "d", "out", "/etc"}))
-	var se *StatusError
+	var se *fileswire.StatusError
 	g.Expect(errors.As(listHost(httptest.NewRecorder(), root, m, "/workspace/out"), &se)).To(BeTrue())
 	g.Expect(se.Status.Code).To(BeEquivalentTo(http.StatusConflict), "a link is never a directory to list: %s", se)
 	rec = httptest.NewRecorder()
@@ -117,4 +123,22 @@ func TestMkdirAndRemoveHostFollowNoLink(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(entries).To(HaveLen(1), "only the link near is left")
 	g.Expect(removeHost(root, m, "/workspace/near/f", false)).To(HaveOccurred(), "never removed through a link")
+}
+
+// TestReadHostRefusesAPipeAtOnce: a named pipe with no writer would block the open for ever, with the thread
+// that made it; it is refused with what it is, as a socket is.
+func TestReadHostRefusesAPipeAtOnce(t *testing.T) {
+	g := NewWithT(t)
+	root, m, dir := volumeDir(t)
+	g.Expect(unix.Mkfifo(filepath.Join(dir, "fifo"), 0o644)).To(Succeed())
+	l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	g.Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	done := make(chan error, 1)
+	go func() { done <- readHost(httptest.NewRecorder(), root, m, "/workspace/fifo") }()
+	g.Eventually(done).WithTimeout(30 * time.Second).Should(Receive(MatchError("/workspace/fifo is a named pipe (FIFO): files reads only regular files and directories")))
+	g.Expect(readHost(httptest.NewRecorder(), root, m, "/workspace/sock")).To(HaveOccurred())
+	rec := httptest.NewRecorder()
+	g.Expect(readHost(rec, root, m, "/workspace/d/f")).To(Succeed())
+	g.Expect(rec.Body.String()).To(Equal("in"))
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // cleanupTimeout bounds the removal of a temporary file after a failed write, which runs even when the
@@ -120,7 +121,7 @@ func (h *Handler) spoolBody(r *http.Request, t Target, m *Mount, what string, fa
 	bound, name := boundOf(t, m)
 	b := &body{r: r.Body, size: r.ContentLength}
 	data, err := spool(h.SpoolDir, b, factor*bound)
-	var se *StatusError
+	var se *fileswire.StatusError
 	switch short, got := b.cutShort(); {
 	case err == nil:
 		return data, nil

@@ -17,7 +17,9 @@ var samplesDir = filepath.Join("..", "..", "..", "config", "samples")
 
 // localImages are the only images samples may name: no registry is reachable, so each is built locally by
 // hack/build-images.sh.
-var localImages = []string{"dockside.dev/busybox:local", "dockside.dev/python:local", "dockside.dev/redis:local"}
+var localImages = []string{
+	"dockside.dev/busybox:local", "dockside.dev/python:local", "dockside.dev/redis:local", "dockside.dev/base:local",
+}
 
 // sampleFiles are the manifests in config/samples, which users apply with `kubectl apply -f config/samples/`
 // (so the folder holds manifests only: a kustomization.yaml there would be sent to the API server too).
@@ -59,6 +61,9 @@ var _ = Describe("samples", func() {
 			kinds[obj.GetKind()]++
 
 			image, hasImage, _ := unstructured.NestedString(obj.Object, "spec", "image")
+			if obj.GetKind() == "SandboxTemplate" {
+				image, hasImage, _ = unstructured.NestedString(obj.Object, "spec", "sandbox", "image")
+			}
 			if hasImage {
 				Expect(localImages).To(ContainElement(image), file)
 			}

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/internal/localcluster"
 	"github.com/dockside-dev/dockside/test/internal/envtestenv"
 	"github.com/dockside-dev/dockside/test/internal/namespaces"
 )
@@ -37,7 +37,7 @@ func TestAPI(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, err = envtestenv.Start(controlplane.Options{})
+	env, err = envtestenv.Start(localcluster.Options{})
 	Expect(err).NotTo(HaveOccurred())
 	cfg = env.Config
 	// Strict field validation, as kubectl does by default: unknown fields are refused rather than dropped.

@@ -76,9 +76,12 @@ var _ = Describe("A session", func() {
 
 		Expect(k8s.Delete(ctx(), sbx)).To(Succeed())
 		Eventually(gone(sbx)).Should(BeTrue())
-		n, err = a.docker.ObserveNetwork(ctx(), shared)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(n.Exists).To(BeFalse(), "the last Sandbox on the shared bridge takes it along")
+		// The pass releases the shared bridge after it let the Sandbox go (delete.go), so the bridge may
+		// outlive the Sandbox by a moment.
+		Eventually(func() (bool, error) {
+			n, err := a.docker.ObserveNetwork(ctx(), shared)
+			return n.Exists, err
+		}).Should(BeFalse(), "the last Sandbox on the shared bridge takes it along")
 	})
 
 	It("starts its services in order, each ready before the next, on an internal bridge of its own", func() {

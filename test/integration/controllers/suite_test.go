@@ -27,7 +27,7 @@ import (
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
 	"github.com/dockside-dev/dockside/internal/agent"
-	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/internal/localcluster"
 	"github.com/dockside-dev/dockside/test/internal/envtestenv"
 	"github.com/dockside-dev/dockside/test/internal/namespaces"
 )
@@ -61,7 +61,7 @@ func TestControllers(t *testing.T) {
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	env, err = envtestenv.Start(controlplane.Options{})
+	env, err = envtestenv.Start(localcluster.Options{})
 	Expect(err).NotTo(HaveOccurred())
 	cfg, k8s, scheme = env.Config, env.Client, env.Scheme
 })

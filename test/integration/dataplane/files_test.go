@@ -17,7 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/internal/dataplane/files"
+	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
+	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
 )
 
 // filesURL is the files call of Sandbox ns/name with query q, through the API server of cfg.
@@ -87,18 +88,18 @@ var _ = Describe("files through the API server", Ordered, func() {
 			By("writing to " + name)
 			start := time.Now()
 			q := url.Values{"path": {"/workspace/slow.bin"}, "length": {"1048576"}}
-			conn, err := files.Dial(ctx, fiona, filesURL(fiona, "files-a", name, q), http.MethodPut)
+			conn, err := filesclient.Dial(ctx, fiona, filesURL(fiona, "files-a", name, q), http.MethodPut)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(files.Send(conn, &slowReader{data: data, block: block, pause: pause})).To(Succeed())
+			Expect(filesclient.Send(conn, &slowReader{data: data, block: block, pause: pause})).To(Succeed())
 			conn.Close()
 			Expect(time.Since(start)).To(BeNumerically(">", requestTimeout))
 
 			By("reading it back from " + name)
 			start = time.Now()
-			conn, err = files.Dial(ctx, fiona, filesURL(fiona, "files-a", name, url.Values{"path": {"/workspace/slow.bin"}}), http.MethodGet)
+			conn, err = filesclient.Dial(ctx, fiona, filesURL(fiona, "files-a", name, url.Values{"path": {"/workspace/slow.bin"}}), http.MethodGet)
 			Expect(err).NotTo(HaveOccurred())
 			var got bytes.Buffer
-			Expect(files.Outcome(conn, &slowWriter{w: &got, block: block, pause: pause})).To(Succeed())
+			Expect(filesclient.Outcome(conn, &slowWriter{w: &got, block: block, pause: pause})).To(Succeed())
 			conn.Close()
 			Expect(time.Since(start)).To(BeNumerically(">", requestTimeout))
 			Expect(sha256.Sum256(got.Bytes())).To(Equal(sum))
@@ -127,18 +128,18 @@ var _ = Describe("files through the API server", Ordered, func() {
 
 	It("refuses an upgrade in plain HTTP, with the reason", func(ctx SpecContext) {
 		By("a viewer may not write")
-		_, err := files.Dial(ctx, vera, filesURL(vera, "files-a", "box", url.Values{"path": {"/workspace/x"}}), http.MethodPut)
-		var se *files.StatusError
+		_, err := filesclient.Dial(ctx, vera, filesURL(vera, "files-a", "box", url.Values{"path": {"/workspace/x"}}), http.MethodPut)
+		var se *fileswire.StatusError
 		Expect(errors.As(err, &se)).To(BeTrue(), "a Status, not %v", err)
 		Expect(se.Status.Code).To(BeEquivalentTo(http.StatusForbidden))
 		By("the read-only root")
-		_, err = files.Dial(ctx, fiona, filesURL(fiona, "files-a", "box", url.Values{"path": {"/etc/x"}}), http.MethodPut)
+		_, err = filesclient.Dial(ctx, fiona, filesURL(fiona, "files-a", "box", url.Values{"path": {"/etc/x"}}), http.MethodPut)
 		Expect(errors.As(err, &se)).To(BeTrue(), "a Status, not %v", err)
 		Expect(se.Status.Code).To(BeEquivalentTo(http.StatusForbidden))
 		Expect(se.Status.Message).To(HavePrefix("/etc/x is on the read-only root file system; write under /workspace"))
 		By("a body larger than the workspace")
 		q := url.Values{"path": {"/workspace/big"}, "length": {"1099511627776"}}
-		_, err = files.Dial(ctx, fiona, filesURL(fiona, "files-a", "box", q), http.MethodPut)
+		_, err = filesclient.Dial(ctx, fiona, filesURL(fiona, "files-a", "box", q), http.MethodPut)
 		Expect(errors.As(err, &se)).To(BeTrue(), "a Status, not %v", err)
 		Expect(se.Status.Code).To(BeEquivalentTo(http.StatusInsufficientStorage))
 	})

@@ -19,7 +19,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
-	"github.com/dockside-dev/dockside/internal/dataplane/files"
+	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
 	"github.com/dockside-dev/dockside/internal/topology"
 )
 
@@ -88,9 +88,9 @@ var _ = Describe("a Sandbox frozen for idleness", Ordered, func() {
 
 	It("is thawed by a files write, which a Sandbox paused by its spec refuses", func(ctx SpecContext) {
 		sbx := idleFrozen("idle-a", "dozy-files")
-		conn, err := files.Dial(ctx, ida, filesURL(ida, "idle-a", "dozy-files", url.Values{"path": {"/workspace/note"}, "length": {"2"}}), http.MethodPut)
+		conn, err := filesclient.Dial(ctx, ida, filesURL(ida, "idle-a", "dozy-files", url.Values{"path": {"/workspace/note"}, "length": {"2"}}), http.MethodPut)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(files.Send(conn, strings.NewReader("hi"))).To(Succeed())
+		Expect(filesclient.Send(conn, strings.NewReader("hi"))).To(Succeed())
 		conn.Close()
 		Expect(primaryState(sbx)).To(Equal(dd.StateRunning))
 		Expect(wokenNext()).To(Equal(client.ObjectKeyFromObject(sbx)))

@@ -21,7 +21,7 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
-	"github.com/dockside-dev/dockside/internal/dataplane"
+	"github.com/dockside-dev/dockside/internal/dataplane/processes"
 	"github.com/dockside-dev/dockside/test/internal/sandboxexec"
 )
 
@@ -78,13 +78,13 @@ var _ = Describe("processes through the API server", Ordered, func() {
 		}).WithTimeout(30 * time.Second).Should(Equal("up\n"))
 		code, body = processesCall(alice, "GET", "team-p", "far", "")
 		Expect(code).To(Equal(http.StatusOK))
-		var list dataplane.ProcessList
+		var list processes.List
 		Expect(json.Unmarshal([]byte(body), &list)).To(Succeed())
 		Expect(list.Items).To(ConsistOf(And(HaveField("ID", "job"), HaveField("Running", true), HaveField("Background", true))))
 
 		code, body = processesCall(alice, "POST", "team-p", "far", "/job/signal?signal=TERM")
 		Expect(code).To(Equal(http.StatusOK), body)
-		var p dataplane.Process
+		var p processes.Process
 		Eventually(func() bool {
 			_, body := processesCall(alice, "GET", "team-p", "far", "/job")
 			Expect(json.Unmarshal([]byte(body), &p)).To(Succeed())

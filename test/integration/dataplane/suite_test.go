@@ -1,7 +1,7 @@
 //go:build integration
 
 // Package dataplane_test runs the agents' data plane behind a real kube-apiserver started as its front proxy
-// (internal/controlplane, as make run starts it), with the fake driver: who may exec and who may not, through
+// (internal/localcluster, as make run starts it), with the fake driver: who may exec and who may not, through
 // the aggregator with client-go's executors, and what the server itself refuses.
 package dataplane_test
 
@@ -28,10 +28,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
-	"github.com/dockside-dev/dockside/internal/controlplane"
 	"github.com/dockside-dev/dockside/internal/dataplane"
 	"github.com/dockside-dev/dockside/internal/dataplane/files"
 	"github.com/dockside-dev/dockside/internal/handoff"
+	"github.com/dockside-dev/dockside/internal/localcluster"
 	"github.com/dockside-dev/dockside/test/internal/envtestenv"
 	"github.com/dockside-dev/dockside/test/internal/loopback"
 )
@@ -46,6 +46,7 @@ var (
 	env      *envtestenv.Env
 	k8s      client.Client
 	certDir  string
+	dp       *localcluster.Dataplane
 	nodes    = map[string]*agentNode{} // by node name
 	repoRoot = filepath.Join("..", "..", "..")
 )
@@ -68,9 +69,8 @@ var _ = BeforeSuite(func() {
 	ports, err := loopback.FreePorts(2)
 	Expect(err).NotTo(HaveOccurred())
 	certDir = filepath.Join(GinkgoT().TempDir(), "pki")
-	env, err = envtestenv.Start(controlplane.Options{
-		Dataplane: &controlplane.Dataplane{Port: int32(ports[0]), CertDir: certDir}, RequestTimeout: requestTimeout,
-	})
+	dp = &localcluster.Dataplane{Port: int32(ports[0]), CertDir: certDir}
+	env, err = envtestenv.Start(localcluster.Options{Dataplane: dp, RequestTimeout: requestTimeout})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
 	k8s = env.Client
@@ -96,8 +96,10 @@ func startNode(name, address string) *agentNode {
 	Expect(k8s.Create(ctx, lease)).To(Succeed())
 	n := &agentNode{name: name, address: address, driver: fake.New(name), resumed: make(chan types.NamespacedName, 16)}
 	n.idle = &handoff.Idle{Thaw: n.driver, Wake: func(key types.NamespacedName) { n.resumed <- key }}
+	peerDir, err := dp.PeerCertDir(name)
+	Expect(err).NotTo(HaveOccurred())
 	srv, err := dataplane.New(dataplane.Options{
-		Node: name, BindAddress: address, CertDir: filepath.Join(certDir, "dataplane"),
+		Node: name, BindAddress: address, CertDir: dp.AgentCertDir(), PeerCertDir: peerDir,
 		Client: k8s, Reader: k8s, Driver: n.driver, LeaseNamespace: leaseNamespace, AdvertiseAddress: address,
 		LeaseName:  func(node string) string { return "dockside-agent-" + node },
 		ServerName: "dockside-dataplane.dockside-system.svc", CaptureWait: 2 * time.Second, Log: logr.Discard(),

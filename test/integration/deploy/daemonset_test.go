@@ -39,14 +39,16 @@ func daemonSetSpecs() {
 		Expect(fieldRef(agent, "POD_NAMESPACE")).To(Equal("metadata.namespace"))
 	})
 
-	It("mounts the Docker socket, the checkpoint folder and Docker's volumes, and no other host path", func() {
+	It("mounts the Docker socket, the checkpoint folder, Docker's volumes and the node's peer certificate, and no other host path", func() {
 		hostPaths := map[string]corev1.Volume{}
 		for _, v := range pod.Volumes {
 			if v.HostPath != nil {
 				hostPaths[v.HostPath.Path] = v
 			}
 		}
-		Expect(hostPaths).To(HaveLen(3))
+		Expect(hostPaths).To(HaveLen(4))
+		Expect(hostPaths).To(HaveKey(peerPath))
+		Expect(agent.VolumeMounts).To(ContainElement(SatisfyAll(HaveField("MountPath", peerPath), HaveField("ReadOnly", true))))
 		Expect(hostPaths).To(HaveKey(volumesPath))
 		Expect(agent.VolumeMounts).To(ContainElement(SatisfyAll(HaveField("MountPath", volumesPath),
 			HaveField("MountPropagation", HaveValue(Equal(corev1.MountPropagationHostToContainer))))),
@@ -87,7 +89,7 @@ func daemonSetSpecs() {
 
 	// The host firewall table is installed over netlink, which needs CAP_NET_ADMIN; files in workspaces are
 	// served on their volumes' host side as the sandbox's user, which needs CAP_CHOWN, CAP_DAC_OVERRIDE and
-	// CAP_FOWNER (files.HostAccess); signals to Sandbox processes of other users need CAP_KILL. Added
+	// CAP_FOWNER (hostvolume.Access); signals to Sandbox processes of other users need CAP_KILL. Added
 	// capabilities reach only a root process (Kubernetes sets no ambient ones), so the agent must stay uid 0.
 	It("holds CAP_NET_ADMIN, the capabilities of files on volumes and CAP_KILL, and no other, as root", func() {
 		sc := agent.SecurityContext
@@ -107,7 +109,7 @@ func daemonSetSpecs() {
 
 	It("serves the data plane on port 9443 with the Secret's certificate, and tells other agents its node's address", func() {
 		Expect(agent.Args).To(ContainElements("--dataplane-bind-address=:9443", "--dataplane-cert-dir=/var/run/dockside/dataplane",
-			"--dataplane-advertise-address=$(HOST_IP):9443"))
+			"--dataplane-peer-cert-dir="+peerPath, "--dataplane-advertise-address=$(HOST_IP):9443"))
 		Expect(agent.Env).To(ContainElement(HaveField("ValueFrom.FieldRef.FieldPath", "status.hostIP")))
 		Expect(agent.Ports).To(ContainElement(And(HaveField("Name", "dataplane"), HaveField("ContainerPort", int32(9443)))))
 		Expect(agent.VolumeMounts).To(ContainElement(And(HaveField("MountPath", "/var/run/dockside/dataplane"), HaveField("ReadOnly", true))))

@@ -149,4 +149,12 @@ var _ = Describe("make run's first start", func() {
 		}
 		Expect(agentLine).To(ContainSubstring("--zap-encoder=console"), string(out))
 	})
+
+	It("has make run serve the E2B gateway on loopback at E2B_PORT", func() {
+		cmd := exec.Command("make", "-n", "run", "E2B_PORT=3999")
+		cmd.Dir = repoRoot
+		out, err := cmd.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		Expect(string(out)).To(ContainSubstring("-e2b-gateway bin/dockside-e2b -e2b-listen 127.0.0.1:3999 -- bin/dockside-agent"))
+	})
 })

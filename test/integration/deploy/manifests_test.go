@@ -18,6 +18,7 @@ const (
 	socketPath     = "/var/run/docker.sock"
 	checkpointPath = "/var/lib/dockside/checkpoints"
 	volumesPath    = "/var/lib/docker/volumes"
+	peerPath       = "/etc/dockside/dataplane-peer"
 )
 
 // The specs run in order: what is applied first is then read back and checked. A failed check does not hide

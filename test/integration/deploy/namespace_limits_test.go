@@ -107,6 +107,52 @@ func namespaceLimitSpecs() {
 			"namespace limits-typo has label dockside.dev/max-network-mode=wide, which is none of None, Isolated and Unrestricted")))
 	})
 
+	It("requires gVisor where the namespace says so, refusing runc and an unset runtime by name", func() {
+		gvisor := func(s *dsv1alpha1.Sandbox) { s.Spec.Runtime = dsv1alpha1.RuntimeGVisor }
+		runc := func(s *dsv1alpha1.Sandbox) { s.Spec.Runtime = dsv1alpha1.RuntimeRunc }
+		ns := namespace("limits-gvisor", map[string]string{"dockside.dev/require-runtime": "gVisor"})
+		Eventually(func() error { return admin.Create(ctx, sandbox(ns, "unset", dsv1alpha1.NetworkNone)) }).Should(MatchError(ContainSubstring(
+			"Sandbox limits-gvisor/unset sets no runtime (the node's default, which may be runc), which namespace limits-gvisor " +
+				"does not allow: its label dockside.dev/require-runtime is gVisor, so every Sandbox and SandboxService there must " +
+				"set runtime: gVisor (policy dockside-namespace-limits)")))
+		refused(sandbox(ns, "runc", dsv1alpha1.NetworkNone, runc), "Sandbox limits-gvisor/runc asks for runtime runc", "dockside.dev/require-runtime is gVisor")
+		svc := &dsv1alpha1.SandboxService{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+			Spec: dsv1alpha1.SandboxServiceSpec{Image: "dockside.dev/redis:local"}}
+		refused(svc.DeepCopy(), "SandboxService limits-gvisor/db sets no runtime")
+		svc.Spec.Runtime = dsv1alpha1.RuntimeGVisor
+		Expect(admin.Create(ctx, svc)).To(Succeed())
+		kept := sandbox(ns, "kept", dsv1alpha1.NetworkNone, gvisor)
+		Expect(admin.Create(ctx, kept)).To(Succeed())
+		kept.Spec.Runtime = dsv1alpha1.RuntimeRunc
+		Expect(admin.Update(ctx, kept)).To(MatchError(ContainSubstring("asks for runtime runc")), "a change to runc is asked anew")
+
+		open := namespace("limits-runc", map[string]string{"dockside.dev/require-runtime": "runc"})
+		Eventually(func() error { return admin.Create(ctx, sandbox(open, "runc", dsv1alpha1.NetworkNone, runc)) }).Should(Succeed())
+		Expect(admin.Create(ctx, sandbox(open, "unset", dsv1alpha1.NetworkNone))).To(Succeed())
+		Expect(admin.Create(ctx, sandbox(open, "gvisor", dsv1alpha1.NetworkNone, gvisor))).To(Succeed())
+
+		bad := namespace("limits-runtime-typo", map[string]string{"dockside.dev/require-runtime": "gvisor"})
+		Eventually(func() error { return admin.Create(ctx, sandbox(bad, "x", dsv1alpha1.NetworkNone, gvisor)) }).Should(MatchError(ContainSubstring(
+			"namespace limits-runtime-typo has label dockside.dev/require-runtime=gvisor, which is neither gVisor nor runc")))
+	})
+
+	It("keeps a runtime an object already had when the namespace comes to require gVisor", func() {
+		ns := namespace("limits-gvisor-later", nil)
+		old := sandbox(ns, "old", dsv1alpha1.NetworkNone)
+		Eventually(func() error { return admin.Create(ctx, old) }).Should(Succeed())
+		nsObj := &corev1.Namespace{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: ns}, nsObj)).To(Succeed())
+		nsObj.Labels["dockside.dev/require-runtime"] = "gVisor"
+		Expect(k8s.Update(ctx, nsObj)).To(Succeed())
+		Eventually(func() error { return admin.Create(ctx, sandbox(ns, "new", dsv1alpha1.NetworkNone)) }).Should(
+			MatchError(ContainSubstring("sets no runtime")))
+		Expect(admin.Get(ctx, client.ObjectKeyFromObject(old), old)).To(Succeed())
+		old.Finalizers = append(old.Finalizers, "dockside.dev/test-finalizer")
+		Expect(admin.Update(ctx, old)).To(Succeed(), "an unset runtime it had is kept, not asked anew")
+		old.Finalizers = nil
+		Expect(admin.Update(ctx, old)).To(Succeed())
+	})
+
 	It("judges only what an update asks anew, so that a label taken away strands nothing", func() {
 		ns := namespace("limits-later", map[string]string{"dockside.dev/max-network-mode": "Unrestricted"})
 		wide := sandbox(ns, "wide", dsv1alpha1.NetworkUnrestricted)

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/internal/localcluster"
 	"github.com/dockside-dev/dockside/test/internal/kubectlcli"
 )
 
@@ -25,7 +25,7 @@ import (
 var repoRoot = filepath.Join("..", "..", "..")
 
 var (
-	cp          *controlplane.ControlPlane
+	cp          *localcluster.ControlPlane
 	adminConfig *rest.Config // an admin of the cluster, the base of the identities that specs impersonate
 	k8s         client.Client
 	// asAdmin is kubectl acting as a cluster admin, as the person deploying Dockside would.
@@ -40,7 +40,7 @@ func TestDeploy(t *testing.T) {
 var _ = BeforeSuite(func() {
 	// No CRDs up front: installing them is part of what config/default does.
 	var err error
-	cp, err = controlplane.Start(controlplane.Options{KubeconfigPath: filepath.Join(GinkgoT().TempDir(), "kubeconfig")})
+	cp, err = localcluster.Start(localcluster.Options{KubeconfigPath: filepath.Join(GinkgoT().TempDir(), "kubeconfig")})
 	Expect(err).NotTo(HaveOccurred())
 	adminConfig = cp.Config
 	scheme := runtime.NewScheme()

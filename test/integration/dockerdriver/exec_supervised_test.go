@@ -4,6 +4,7 @@ package dockerdriver_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"strings"
@@ -17,6 +18,8 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
+	"github.com/dockside-dev/dockside/internal/hostvolume"
+	"github.com/dockside-dev/dockside/internal/supervision"
 )
 
 // holderImage holds the supervisor (hack/build-images.sh).
@@ -32,7 +35,7 @@ var _ = Describe("Exec under the supervisor", func() {
 		Expect(err).NotTo(HaveOccurred())
 		target = spec(o, dsv1alpha1.RolePrimary, "")
 		target.Mounts = []dd.VolumeMount{{Volume: runVol.Name, Target: dd.RunMountPath}}
-		Expect(run(ctx, target).RunVolume).To(BeTrue())
+		Expect(run(ctx, target).RunVolume).NotTo(BeEmpty())
 	})
 
 	// supervised is a supervised request for script whose ExecRef lands in ref.
@@ -46,6 +49,25 @@ var _ = Describe("Exec under the supervisor", func() {
 		}
 	}
 
+	// archiveReads counts Docker's reads of the container's files (its archive-path events) while f runs.
+	archiveReads := func(ctx context.Context, f func()) int {
+		since := time.Now()
+		f()
+		msgs, errs := docker.Events(ctx, events.ListOptions{
+			Since: since.Format(time.RFC3339Nano), Until: time.Now().Add(time.Second).Format(time.RFC3339Nano),
+			Filters: filters.NewArgs(filters.Arg("container", target.Name), filters.Arg("event", "archive-path")),
+		})
+		n := 0
+		for {
+			select {
+			case <-msgs:
+				n++
+			case err := <-errs:
+				Expect(err).To(MatchError(io.EOF))
+				return n
+			}
+		}
+	}
 	It("returns the exit code from Docker and the output the supervisor kept", func(ctx SpecContext) {
 		var ref dd.ExecRef
 		req := supervised("read line; echo out $line; echo err >&2; exit 3", 30*time.Second, &ref)
@@ -60,39 +82,59 @@ var _ = Describe("Exec under the supervisor", func() {
 		Expect(res.ContainerKilled).To(BeFalse())
 	})
 
-	It("reads the run's files back only when the command printed something", func(ctx SpecContext) {
-		// archiveReads counts Docker's reads of the container's files (its archive-path events) while f runs.
-		archiveReads := func(f func()) int {
-			since := time.Now()
-			f()
-			msgs, errs := docker.Events(ctx, events.ListOptions{
-				Since: since.Format(time.RFC3339Nano), Until: time.Now().Add(time.Second).Format(time.RFC3339Nano),
-				Filters: filters.NewArgs(filters.Arg("container", target.Name), filters.Arg("event", "archive-path")),
-			})
-			n := 0
-			for {
-				select {
-				case <-msgs:
-					n++
-				case err := <-errs:
-					Expect(err).To(MatchError(io.EOF))
-					return n
-				}
-			}
+	It("feeds the command an Execution's largest input whole, NUL bytes included, without its variable", func(ctx SpecContext) {
+		in := make([]byte, dd.MaxSupervisedStdin)
+		for i := range in {
+			in[i] = byte(i % 251) // a period prime to 64 KiB, so that a chunk dropped or repeated changes the sum
 		}
 		var ref dd.ExecRef
-		Expect(archiveReads(func() {
+		req := supervised("sha256sum; env | grep -c "+supervision.StdinEnv+" || true", 30*time.Second, &ref)
+		req.Stdin = in
+		res, err := driver.Exec(ctx, target.Name, req)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.ExitCode).To(Equal(0), string(res.Stderr))
+		Expect(string(res.Stdout)).To(Equal(fmt.Sprintf("%x  -\n0\n", sha256.Sum256(in))))
+	})
+
+	It("reads the run's files back only when the command printed something", func(ctx SpecContext) {
+		var ref dd.ExecRef
+		Expect(archiveReads(ctx, func() {
 			res, err := driver.Exec(ctx, target.Name, supervised("true", 30*time.Second, &ref))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Stdout).To(BeEmpty())
 			Expect(res.Stderr).To(BeEmpty())
 		})).To(BeZero(), "nothing printed: nothing read back")
-		Expect(archiveReads(func() {
+		Expect(archiveReads(ctx, func() {
 			res, err := driver.Exec(ctx, target.Name, supervised("echo err >&2", 30*time.Second, &ref))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Stdout).To(BeEmpty())
 			Expect(string(res.Stderr)).To(Equal("err\n"))
 		})).To(Equal(1), "stderr alone is read back")
+	})
+
+	It("reads the output on the run volume's host side, with no archive read, when it may", func(ctx SpecContext) {
+		Expect(hostvolume.Access()).To(BeTrue(), "these tests run as root on the Docker host, with openat2")
+		hostSide, err := dd.New(ctx, dd.Options{Node: node, HostVolumes: true})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(hostSide.Close)
+		var ref dd.ExecRef
+		Expect(archiveReads(ctx, func() {
+			req := supervised("echo out; echo err >&2; head -c 300 /dev/zero; exit 4", 30*time.Second, &ref)
+			req.OutputLimit = 200
+			res, err := hostSide.Exec(ctx, target.Name, req)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.ExitCode).To(Equal(4))
+			Expect(res.Stdout).To(HaveLen(200), "the cap of the request")
+			Expect(string(res.Stdout[:4])).To(Equal("out\n"))
+			Expect(res.StdoutCut).To(Equal(int64(104)))
+			Expect(string(res.Stderr)).To(Equal("err\n"))
+		})).To(BeZero())
+		// A run whose folder the command replaced with a link is read through the archive API, which finds no
+		// folder there: no output, and nothing followed on the host.
+		res, err := hostSide.Exec(ctx, target.Name, supervised("echo gone; d=$(dirname $(ls -d "+dd.RunMountPath+"/runs/*/stdout)); rm -r $d; ln -s /etc $d", 30*time.Second, &ref))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.ExitCode).To(Equal(0))
+		Expect(res.Stdout).To(BeEmpty())
 	})
 
 	It("keeps the first 256 KiB of each stream and counts the rest", func(ctx SpecContext) {
@@ -104,6 +146,22 @@ var _ = Describe("Exec under the supervisor", func() {
 		Expect(res.StdoutCut).To(Equal(int64(768 << 10)))
 		Expect(res.Stderr).To(HaveLen(10))
 		Expect(res.StderrCut).To(BeZero())
+	})
+
+	It("reads back at most the cap of a sparse 8 GiB output file, within the deadline", func(ctx SpecContext) {
+		var ref dd.ExecRef
+		const timeout = 10 * time.Second
+		start := time.Now()
+		res, err := driver.Exec(ctx, target.Name, supervised("echo kept; truncate -s 8589934592 "+dd.RunMountPath+"/runs/*/stdout", timeout, &ref))
+		took := time.Since(start)
+		GinkgoWriter.Printf("the sparse 8 GiB stdout took %v to run and read back\n", took)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.ExitCode).To(Equal(0))
+		Expect(res.Stdout).To(HaveLen(256 << 10))
+		Expect(string(res.Stdout[:5])).To(Equal("kept\n"))
+		Expect(res.StdoutCut).To(Equal(int64(8<<30 - 256<<10)))
+		Expect(res.CutUnread).To(BeTrue(), "what follows the sparse file in the archive was not read")
+		Expect(took).To(BeNumerically("<", timeout+20*time.Second), "the read-back is bounded in bytes and time")
 	})
 
 	It("goes on when its caller stops waiting, and is resumed with its exit code and output", func(ctx SpecContext) {

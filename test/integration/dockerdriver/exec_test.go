@@ -39,10 +39,11 @@ var _ = Describe("Exec", func() {
 		Expect(res.ContainerKilled).To(BeFalse())
 	})
 
-	It("enforces the deadline from the host: a 10 s sleep with a 1 s deadline returns in under 2 s", func(ctx SpecContext) {
+	// The margin is wide for a loaded machine: what it proves is that the deadline, not the command, ended the wait.
+	It("enforces the deadline from the host: a 120 s sleep with a 1 s deadline returns well before its end", func(ctx SpecContext) {
 		start := time.Now()
-		res := sh(ctx, target.Name, "sleep 10", time.Second)
-		Expect(time.Since(start)).To(BeNumerically("<", 2*time.Second))
+		res := sh(ctx, target.Name, "sleep 120", time.Second)
+		Expect(time.Since(start)).To(BeNumerically("<", 60*time.Second))
 		Expect(res.Reason).To(Equal(dd.ExecDeadlineExceeded))
 		Expect(res.ContainerKilled).To(BeTrue())
 		noProcessLeft(ctx)

@@ -25,6 +25,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/dataplane/files"
+	"github.com/dockside-dev/dockside/internal/hostvolume"
 )
 
 // The files handler on the real driver: what the fake cannot show (symlinks resolved by the daemon, owners,
@@ -34,7 +35,7 @@ var _ = Describe("Files handler, the workspace through the archive API", func() 
 
 var _ = Describe("Files handler, the workspace on its volume's host side", func() {
 	BeforeEach(func() {
-		Expect(files.HostAccess()).To(BeTrue(), "these tests run as root on the Docker host, with openat2")
+		Expect(hostvolume.Access()).To(BeTrue(), "these tests run as root on the Docker host, with openat2")
 	})
 	filesHandlerSpecs(true)
 })
@@ -184,6 +185,28 @@ func filesHandlerSpecs(hostVolumes bool) {
 		Expect(serve(http.MethodDelete, url.Values{"path": {"/tmp/d"}, "recursive": {"true"}}, nil, 0).Code).To(Equal(http.StatusNoContent))
 		Expect(serve(http.MethodPost, url.Values{"op": {"mkdir"}, "path": {"/tmp/x/y"}, "parents": {"true"}}, nil, 0).Code).To(Equal(http.StatusCreated))
 		Expect(inContainer(ctx, "ls -A /tmp | sort | tr '\\n' ' '")).To(Equal("a token x"))
+	})
+
+	It("copies out no sparse file longer than its mount, and the spool takes nothing of the node's disk", func(ctx SpecContext) {
+		spoolDir := GinkgoT().TempDir()
+		h.SpoolDir = spoolDir
+		DeferCleanup(func() { h.SpoolDir = "" })
+		inContainer(ctx, "truncate -s 1G /tmp/hole && mkdir /workspace/d && truncate -s 1G /workspace/d/hole")
+		Expect(status(get("/tmp/hole"), http.StatusRequestEntityTooLarge)).To(HavePrefix("/tmp/hole is 1GiB, more than /tmp (1MiB) holds (it is sparse"))
+		Expect(status(serve(http.MethodGet, url.Values{"op": {"tar"}, "path": {"/tmp"}}, nil, 0), http.StatusRequestEntityTooLarge)).
+			To(HavePrefix("the files of /tmp are more than /tmp (1MiB) holds"))
+		Expect(status(serve(http.MethodGet, url.Values{"op": {"tar"}, "path": {"/workspace/d"}}, nil, 0), http.StatusRequestEntityTooLarge)).
+			To(HavePrefix("the files of /workspace/d are more than the workspace (4MiB) holds"))
+		if !hostVolumes { // the host side streams a read without spooling it: sent whole, holes as zeros
+			Expect(status(get("/workspace/d/hole"), http.StatusRequestEntityTooLarge)).To(HavePrefix("/workspace/d/hole is 1GiB, more than the workspace (4MiB) holds"))
+			Expect(status(serve(http.MethodGet, url.Values{"op": {"list"}, "path": {"/workspace/d"}}, nil, 0), http.StatusRequestEntityTooLarge)).
+				To(HavePrefix("the files of /workspace/d are more than the workspace (4MiB) holds"))
+		}
+		left, err := os.ReadDir(spoolDir)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(left).To(BeEmpty())
+		Expect(inContainer(ctx, "echo ok > /tmp/small && rm /tmp/hole && cat /tmp/small")).To(Equal("ok"), "the container goes on")
+		Expect(get("/tmp/small").Body.String()).To(Equal("ok\n"))
 	})
 
 	It("round-trips a directory as a tar stream, links included", func(ctx SpecContext) {

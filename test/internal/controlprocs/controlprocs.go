@@ -1,4 +1,4 @@
-// Package controlprocs finds the processes of a local control plane (internal/controlplane) by the port they
+// Package controlprocs finds the processes of a local control plane (internal/localcluster) by the port they
 // serve, so that a test can freeze one (SIGSTOP) as a control plane that stops answering would, and let it go
 // on (SIGCONT), or kill one and start it again (restart.go) as a crash and its supervisor would. Only
 // processes of the test's own control plane are found: the port names them.

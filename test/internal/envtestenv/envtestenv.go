@@ -1,5 +1,5 @@
 // Package envtestenv starts the control plane the envtest suites run against: etcd and kube-apiserver from
-// $KUBEBUILDER_ASSETS, started by internal/controlplane as `make run` and the end-to-end tests start them,
+// $KUBEBUILDER_ASSETS, started by internal/localcluster as `make run` and the end-to-end tests start them,
 // with Dockside's CRDs installed, and a client of it that knows Dockside's types.
 package envtestenv
 
@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/internal/controlplane"
+	"github.com/dockside-dev/dockside/internal/localcluster"
 )
 
 // NewScheme knows Kubernetes' own types and Dockside's.
@@ -31,14 +31,14 @@ func NewScheme() (*runtime.Scheme, error) {
 
 // Env is a running control plane (Stop ends it) and a client of its admin.
 type Env struct {
-	*controlplane.ControlPlane
+	*localcluster.ControlPlane
 	Scheme *runtime.Scheme
 	Client client.Client
 }
 
 // Start starts etcd and kube-apiserver as opts say, with Dockside's CRDs (config/crd/bases) installed when
 // opts name no other CRDs.
-func Start(opts controlplane.Options) (*Env, error) {
+func Start(opts localcluster.Options) (*Env, error) {
 	if opts.CRDDir == "" {
 		root, err := repoRoot()
 		if err != nil {
@@ -50,7 +50,7 @@ func Start(opts controlplane.Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := controlplane.Start(opts)
+	cp, err := localcluster.Start(opts)
 	if err != nil {
 		return nil, fmt.Errorf("starting the envtest control plane: %w", err)
 	}

@@ -1,5 +1,5 @@
 // Package namespaces gives a test a namespace of its own on a control plane of the tests' (envtest, or
-// internal/controlplane) and empties it afterwards. Such a control plane runs no namespace controller and no
+// internal/localcluster) and empties it afterwards. Such a control plane runs no namespace controller and no
 // garbage collector, so what a test left in its namespace is deleted here, kind by kind.
 package namespaces
 

@@ -1,0 +1,129 @@
+package e2b
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+)
+
+// envdPort is the port E2B's SDKs put in the host of envd's URL (49983-<sandboxID>.<domain>).
+const envdPort = "49983"
+
+// envdCall is what an envd request carries besides its body: the caller's key and the sandbox it is for.
+type envdCall struct {
+	key     string
+	sandbox string
+}
+
+type envdKey struct{}
+
+// withEnvd records the key and the sandbox of an envd request in its context: the sandbox from the
+// E2b-Sandbox-Id header (one URL for every sandbox, E2B_SANDBOX_URL) or the host (E2B_DOMAIN).
+func withEnvd(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call := envdCall{key: keyOf(r), sandbox: sandboxIDOf(r)}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), envdKey{}, call)))
+	})
+}
+
+// sandboxIDOf is the sandbox an envd request is for, "" when it names none.
+func sandboxIDOf(r *http.Request) string {
+	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
+		return id
+	}
+	host, _, _ := strings.Cut(r.Host, ".")
+	if port, id, ok := strings.Cut(host, "-"); ok && port == envdPort {
+		return id
+	}
+	return ""
+}
+
+// target is an envd call's caller and its Sandbox's data plane.
+func (g *Gateway) target(ctx context.Context) (*caller, *sandboxPlane, error) {
+	call, _ := ctx.Value(envdKey{}).(envdCall)
+	if call.sandbox == "" {
+		return nil, nil, errorf(http.StatusBadRequest, "%v", errNoSandbox)
+	}
+	c, err := g.ids.resolve(ctx, call.key)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := newSandboxPlane(c, call.sandbox)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, p, nil
+}
+
+// absolute makes a path absolute the way the Sandbox's own commands would: a relative path starts at its
+// working directory, else its workspace.
+func absolute(ctx context.Context, c *caller, sandbox, p string) (string, error) {
+	if p == "" {
+		return "", errorf(http.StatusBadRequest, "path is required")
+	}
+	if path.IsAbs(p) {
+		return path.Clean(p), nil
+	}
+	sbx, err := sandboxOf(ctx, c, sandbox)
+	if err != nil {
+		return "", err
+	}
+	return path.Join(workingDir(sbx), p), nil
+}
+
+// workingDir is where a Sandbox's relative paths start.
+func workingDir(sbx *dsv1alpha1.Sandbox) string {
+	switch {
+	case sbx.Spec.WorkingDir != "":
+		return sbx.Spec.WorkingDir
+	case sbx.Spec.Workspace.MountPath != "":
+		return sbx.Spec.Workspace.MountPath
+	}
+	return "/workspace"
+}
+
+// connectError turns an error into the Connect error the SDKs map onto their exceptions (a missing path is
+// NOT_FOUND, which they raise as FileNotFoundException or NotFoundException).
+func connectError(err error) error {
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	code := 0
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		code = ae.Code
+	default:
+		code = codeOf(err)
+	}
+	return connect.NewError(connectCode(code), err)
+}
+
+func connectCode(httpCode int) connect.Code {
+	switch httpCode {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return connect.CodeInvalidArgument
+	case http.StatusUnauthorized:
+		return connect.CodeUnauthenticated
+	case http.StatusForbidden:
+		return connect.CodePermissionDenied
+	case http.StatusNotFound:
+		return connect.CodeNotFound
+	case http.StatusConflict:
+		return connect.CodeFailedPrecondition
+	case http.StatusNotImplemented:
+		return connect.CodeUnimplemented
+	case http.StatusInsufficientStorage:
+		return connect.CodeResourceExhausted
+	case http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusBadGateway:
+		return connect.CodeUnavailable
+	}
+	return connect.CodeInternal
+}

@@ -1,0 +1,89 @@
+package e2b
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	"github.com/dockside-dev/dockside/internal/e2b/envdapi/filesystem/filesystemconnect"
+	"github.com/dockside-dev/dockside/internal/e2b/envdapi/process/processconnect"
+)
+
+// Options configure a Gateway.
+type Options struct {
+	// API says where the API server is and how to trust it; any credential in it is dropped, since every call
+	// is made with the caller's key.
+	API *rest.Config
+	// Scheme holds Dockside's kinds.
+	Scheme *runtime.Scheme
+	// DefaultNamespace is the namespace of a key whose identity is not a ServiceAccount.
+	DefaultNamespace string
+	// Domain is the E2B domain the gateway answers sandboxes with ("" for none: E2B_SANDBOX_URL is used).
+	Domain string
+	// CreateWait bounds how long create, resume and connect wait for a Sandbox to be Ready.
+	CreateWait time.Duration
+}
+
+// Gateway serves E2B's control plane and envd on one handler (docs/e2b.md).
+type Gateway struct {
+	ids        *identities
+	domain     string
+	createWait time.Duration
+	mux        *http.ServeMux
+}
+
+// New builds the gateway's handler.
+func New(o Options) (*Gateway, error) {
+	if o.API == nil || o.Scheme == nil {
+		return nil, fmt.Errorf("the gateway needs the API server's address and a scheme")
+	}
+	if o.CreateWait <= 0 {
+		o.CreateWait = 2 * time.Minute
+	}
+	g := &Gateway{ids: newIdentities(o.API, o.Scheme, o.DefaultNamespace), domain: o.Domain, createWait: o.CreateWait, mux: http.NewServeMux()}
+	m := g.mux
+	m.HandleFunc("POST /sandboxes", g.authed(g.create))
+	m.HandleFunc("GET /sandboxes", g.authed(g.list))
+	m.HandleFunc("GET /v2/sandboxes", g.authed(g.list))
+	m.HandleFunc("GET /sandboxes/{id}", g.authed(g.get))
+	m.HandleFunc("DELETE /sandboxes/{id}", g.authed(g.kill))
+	m.HandleFunc("POST /sandboxes/{id}/timeout", g.authed(g.setTimeout("timeout")))
+	m.HandleFunc("POST /sandboxes/{id}/refreshes", g.authed(g.setTimeout("duration")))
+	m.HandleFunc("POST /sandboxes/{id}/pause", g.authed(g.pause))
+	m.HandleFunc("POST /sandboxes/{id}/resume", g.authed(g.resume(false)))
+	m.HandleFunc("POST /sandboxes/{id}/connect", g.authed(g.resume(true)))
+
+	pp, ph := processconnect.NewProcessHandler(&processService{g: g})
+	m.Handle(pp, withEnvd(ph))
+	fp, fh := filesystemconnect.NewFilesystemHandler(&filesystemService{g: g})
+	m.Handle(fp, withEnvd(fh))
+	m.Handle("GET /files", withEnvd(http.HandlerFunc(g.files)))
+	m.Handle("POST /files", withEnvd(http.HandlerFunc(g.files)))
+	m.Handle("GET /envs", withEnvd(http.HandlerFunc(g.envs)))
+	m.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	m.HandleFunc("/", notSupported)
+	return g, nil
+}
+
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+
+// authed resolves the caller of a control-plane call from its X-API-Key.
+func (g *Gateway) authed(h func(http.ResponseWriter, *http.Request, *caller)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, err := g.ids.resolve(r.Context(), keyOf(r))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		h(w, r, c)
+	}
+}
+
+// ensure the services keep to the generated interfaces.
+var (
+	_ processconnect.ProcessHandler       = (*processService)(nil)
+	_ filesystemconnect.FilesystemHandler = (*filesystemService)(nil)
+)
