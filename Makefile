@@ -97,7 +97,7 @@ test-integration: check-docker controlplane test-images ## envtest suites (real 
 
 test-e2e: check-docker controlplane images build ## The real agent binary, real API server, real Docker, kubectl.
 	$(TIER)
-	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" DOCKSIDE_PYTHON="$(PYTHON)" $(GO_TEST) -tags e2e -timeout 40m ./test/e2e/...
+	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" DOCKSIDE_PYTHON="$(PYTHON)" $(GO_TEST) -v -tags e2e -timeout 40m ./test/e2e/...
 
 # A person reads make run's terminal, so the agent logs in zap's console encoding there; everywhere else
 # (the tests, the DaemonSet, the systemd unit) it keeps JSON, which the end-to-end tests parse. Its metrics are

@@ -79,14 +79,16 @@ func slowest(specs types.SpecReports, n int) string {
 func failureDigest(r SpecReport, logs []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n==== FAILED: %s\n  at %s (%s)\n", r.FullText(), r.FailureLocation(), r.State)
-	writeLines(&b, "failure", strings.Split(strings.TrimSpace(r.FailureMessage()), "\n"), 40)
-	writeLines(&b, "spec output, last lines", lastLines(specOutput(r.CapturedGinkgoWriterOutput), digestOutputLines), digestOutputLines)
 	for _, path := range logs {
 		lines := agentLinesOf(path, r.StartTime.Add(-time.Second), r.EndTime)
 		if len(lines) > 0 {
 			writeLines(&b, "agent log "+path+", the spec's time", lines, digestAgentLines)
 		}
 	}
+	writeLines(&b, "spec output, last lines", lastLines(specOutput(r.CapturedGinkgoWriterOutput), digestOutputLines), digestOutputLines)
+	// The failure comes last, nearest the log's end, where an excerpt of a few lines still shows it.
+	writeLines(&b, "failure", strings.Split(strings.TrimSpace(r.FailureMessage()), "\n"), 40)
+	fmt.Fprintf(&b, "  at %s\n", r.FailureLocation())
 	fmt.Fprintf(&b, "==== END %s\n", r.FullText())
 	return b.String()
 }

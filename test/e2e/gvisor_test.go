@@ -71,9 +71,17 @@ spec:
 		outputs := map[dsv1alpha1.Runtime]string{}
 		for _, rt := range dsv1alpha1.Runtimes {
 			name := "sandbox/probe-" + strings.ToLower(string(rt))
-			waitFor(ns, name, "jsonpath={.status.phase}=Succeeded", 3*time.Minute)
+			// A probe that fails ends at once and says why; kubectl wait would wait out its timeout for Succeeded.
+			var phase string
+			Eventually(func() string {
+				phase = field(ns, name, "{.status.phase}")
+				return phase
+			}, 3*time.Minute, time.Second).Should(BeElementOf("Succeeded", "Failed"),
+				func() string { return name + ": " + field(ns, name, "{.status}") })
 			outputs[rt] = field(ns, name, "{.status.result.outputTail}")
 			GinkgoWriter.Printf("---- %s ----\n%s\n", rt, outputs[rt])
+			Expect(phase).To(Equal("Succeeded"), "%s: %s\noutput:\n%s", name,
+				field(ns, name, "{.status.conditions}"), outputs[rt])
 		}
 		gvisor, runc := outputs[dsv1alpha1.RuntimeGVisor], outputs[dsv1alpha1.RuntimeRunc]
 
