@@ -8,11 +8,22 @@ package dockerdriver
 // work under gVisor"). runsc is also the runtime that gives an exec no terminal, so the same test refuses one.
 var hostPIDRuntimes = map[string]bool{"": true, "runc": true, "io.containerd.runc.v2": true, "crun": true}
 
-// minGVisorPIDs is the least pids limit a container under runsc is given: the limit counts the sandbox's host
-// threads (Sentry, gofer and, on the ptrace platform, a stub per guest thread), and runsc 20221219 on ptrace
-// failed to start a one-process container under 32 and started it under 64; a failed start left its shim,
-// gofer and Sentry running on the host.
-const minGVisorPIDs = 64
+// gVisorThreadRoom is what a container under runsc gets in its host pids limit beyond twice the Sandbox's own:
+// the host's limit counts the sandbox's host threads (Sentry, gofer and, on the ptrace platform, a stub per
+// guest thread), whose number grows with load as the Go runtime adds threads for blocked system calls. runsc
+// 20221219 on ptrace failed to start a one-process container under a host limit of 32, and a probe of five
+// processes failed to fork under 128 on a loaded machine (the e2e spec of 7 December 2026); a failed start
+// leaves its shim, gofer and Sentry running on the host (docs/security.md, "What does not work under gVisor").
+const gVisorThreadRoom = 128
+
+// hostPidsLimit is the pids limit Docker is given for a Sandbox that may run limit processes: the limit itself
+// under runc, and under gVisor room for a stub per guest thread and for gVisor's own threads besides.
+func hostPidsLimit(runtime string, limit int64) int64 {
+	if hostPIDs(runtime) {
+		return limit
+	}
+	return 2*limit + gVisorThreadRoom
+}
 
 // hostPIDs tells whether the processes of a container created with runtime are host processes.
 func hostPIDs(runtime string) bool { return hostPIDRuntimes[runtime] }

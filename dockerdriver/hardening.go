@@ -41,7 +41,7 @@ func createRequest(node string, spec ContainerSpec, imageUser string) (*containe
 		// The image's own health check would run commands the controllers did not ask for.
 		Healthcheck: &container.HealthConfig{Test: []string{"NONE"}},
 	}
-	pids := spec.Resources.PIDs
+	pids := hostPidsLimit(spec.Runtime, spec.Resources.PIDs)
 	host := &container.HostConfig{
 		NetworkMode: container.NetworkMode(networkMode(spec.Network)),
 		CapDrop:     []string{"ALL"},

@@ -32,8 +32,6 @@ func (spec ContainerSpec) Validate() error {
 		return bad("a CPU limit is required")
 	case spec.Resources.PIDs <= 0:
 		return bad("a process (pids) limit is required")
-	case !hostPIDs(spec.Runtime) && spec.Resources.PIDs < minGVisorPIDs:
-		return bad("a pids limit of at least %d is required under %s (gVisor), which counts gVisor's own threads too", minGVisorPIDs, spec.Runtime)
 	}
 	for i, e := range spec.Env {
 		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
