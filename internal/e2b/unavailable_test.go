@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"connectrpc.com/connect"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-		"github.com/dockside-dev/dockside/internal/e2b/envdapi/process"
-	"github.com/dockside-dev/dockside/internal/e2b/envdapi/process/processconnect"
+	"github.com/dockside-dev/dockside/internal/e2b/envdapi/process"
 	"github.com/dockside-dev/dockside/internal/testutil/unavailableapi"
 )
 
@@ -34,14 +32,7 @@ func TestStartIsSentAgainWhileTheAggregatorHoldsTheDataPlaneUnavailable(t *testi
 	api := flakyAPI(t, 3)
 	gw := httptest.NewServer(newTestGateway(t, api.URL))
 	defer gw.Close()
-	cl := processconnect.NewProcessClient(http.DefaultClient, gw.URL, connect.WithProtoJSON())
-	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{Cmd: "echo", Args: []string{"hi"}}})
-	req.Header().Set("E2b-Sandbox-Id", "sbx")
-	req.Header().Set("X-Access-Token", "key-a")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	stream, err := cl.Start(ctx, req)
-	g.Expect(err).NotTo(HaveOccurred())
+	stream := startProcess(t, gw.URL, nil, "echo", "hi")
 	var out strings.Builder
 	var end *process.ProcessEvent_EndEvent
 	for stream.Receive() {
