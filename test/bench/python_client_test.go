@@ -148,15 +148,21 @@ type pythonRoundsProc struct {
 	stderr *bytes.Buffer
 }
 
-// startPythonRounds starts run_rounds.py in mode (run, commands or code) against the Sandbox.
-func startPythonRounds(kubeconfig, mode, ns, sandbox, want string, command []string) (*pythonRoundsProc, error) {
+// pythonBench is the command that runs clients/python/bench/<script> with args against kubeconfig's API
+// server, with DOCKSIDE_PYTHON's interpreter, else Debian's python3.
+func pythonBench(kubeconfig, script string, args ...string) *exec.Cmd {
 	python := os.Getenv("DOCKSIDE_PYTHON")
 	if python == "" {
 		python = "/usr/bin/python3"
 	}
-	script := filepath.Join("..", "..", "clients", "python", "bench", "run_rounds.py")
-	cmd := exec.Command(python, append([]string{script, mode, ns, sandbox, want, "--"}, command...)...)
+	cmd := exec.Command(python, append([]string{filepath.Join("..", "..", "clients", "python", "bench", script)}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
+	return cmd
+}
+
+// startPythonRounds starts run_rounds.py in mode (run, commands or code) against the Sandbox.
+func startPythonRounds(kubeconfig, mode, ns, sandbox, want string, command []string) (*pythonRoundsProc, error) {
+	cmd := pythonBench(kubeconfig, "run_rounds.py", append([]string{mode, ns, sandbox, want, "--"}, command...)...)
 	p := &pythonRoundsProc{cmd: cmd, stderr: &bytes.Buffer{}}
 	cmd.Stderr = p.stderr
 	var err error

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -52,14 +51,7 @@ func BenchmarkPythonFiles(b *testing.B) {
 
 // pythonFiles runs clients/python/bench/files_rounds.py once and returns the write and read it timed.
 func pythonFiles(kubeconfig, ns, sandbox, local, remote string) (time.Duration, time.Duration, error) {
-	python := os.Getenv("DOCKSIDE_PYTHON")
-	if python == "" {
-		python = "/usr/bin/python3"
-	}
-	script := filepath.Join("..", "..", "clients", "python", "bench", "files_rounds.py")
-	cmd := exec.Command(python, script, ns, sandbox, local, remote)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
-	out, err := cmd.Output()
+	out, err := pythonBench(kubeconfig, "files_rounds.py", ns, sandbox, local, remote).Output()
 	if err != nil {
 		var stderr string
 		var ee *exec.ExitError
