@@ -5,21 +5,12 @@
 # when runsc is not registered it prints the daemon.json to add and stops (docs/deploy.md, "Running Sandboxes
 # under gVisor").
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"
 
 name="${GVISOR_RUNTIME_NAME:-runsc}"
 
 if ! command -v runsc >/dev/null; then
-  if ! command -v apt-get >/dev/null; then
-    echo "ensure-gvisor: there is no runsc and no apt-get to install Debian's package runsc" >&2
-    exit 1
-  fi
-  sudo=""
-  [[ $(id -u) == 0 ]] || sudo="sudo"
-  echo ">> installing runsc with apt-get (once)" >&2
-  if ! $sudo apt-get install -y -q runsc >&2; then
-    $sudo apt-get update -q >&2
-    $sudo apt-get install -y -q runsc >&2
-  fi
+  apt_install_once ensure-gvisor runsc "there is no runsc"
   command -v runsc >/dev/null || { echo "ensure-gvisor: runsc is still missing after apt-get install runsc" >&2; exit 1; }
 fi
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
 )
 
 const cpUsage = `Usage: kubectl dockside cp [flags] SANDBOX:PATH LOCAL
@@ -118,7 +118,7 @@ func (k *kubeFlags) files(ctx context.Context, sandbox, p, workdir string) (*fil
 		if err != nil {
 			return nil, "", err
 		}
-		workdir = workingDir(sbx)
+		workdir = filesclient.WorkingDir(sbx)
 	}
 	if !path.IsAbs(workdir) {
 		return nil, "", usageError("--workdir %q is not absolute", workdir)
@@ -128,17 +128,6 @@ func (k *kubeFlags) files(ctx context.Context, sandbox, p, workdir string) (*fil
 		abs += "/"
 	}
 	return c, abs, nil
-}
-
-// workingDir is where a Sandbox's relative paths start: its working directory, else its workspace.
-func workingDir(sbx *dsv1alpha1.Sandbox) string {
-	switch {
-	case sbx.Spec.WorkingDir != "":
-		return sbx.Spec.WorkingDir
-	case sbx.Spec.Workspace.MountPath != "":
-		return sbx.Spec.Workspace.MountPath
-	}
-	return "/workspace"
 }
 
 func copyIn(ctx context.Context, c *filesClient, req copyRequest) error {

@@ -32,11 +32,7 @@ func killVerb() verb {
 			fs.StringVar(&sig, "s", sig, "shorthand for --signal")
 		},
 		run: func(ctx context.Context, args []string) error {
-			cfg, ns, err := k.config()
-			if err != nil {
-				return err
-			}
-			c, err := newProcessesClient(cfg, ns, args[0])
+			c, err := k.processes(args[0])
 			if err != nil {
 				return err
 			}

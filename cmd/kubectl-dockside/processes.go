@@ -22,6 +22,15 @@ type processesClient struct {
 	sandbox string
 }
 
+// processes is the processes client of a Sandbox, in the flags' kubeconfig and namespace.
+func (k *kubeFlags) processes(sandbox string) (*processesClient, error) {
+	cfg, ns, err := k.config()
+	if err != nil {
+		return nil, err
+	}
+	return newProcessesClient(cfg, ns, sandbox)
+}
+
 func newProcessesClient(cfg *rest.Config, ns, sandbox string) (*processesClient, error) {
 	hc, base, err := subresourceClient(cfg, ns, sandbox, "processes")
 	if err != nil {

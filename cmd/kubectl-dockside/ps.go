@@ -26,11 +26,7 @@ func psVerb() verb {
 		usage: psUsage, minArgs: 1, maxArgs: 1,
 		flags: k.add,
 		run: func(ctx context.Context, args []string) error {
-			cfg, ns, err := k.config()
-			if err != nil {
-				return err
-			}
-			c, err := newProcessesClient(cfg, ns, args[0])
+			c, err := k.processes(args[0])
 			if err != nil {
 				return err
 			}

@@ -4,11 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gorilla/websocket"
 	. "github.com/onsi/gomega"
@@ -16,28 +13,8 @@ import (
 
 	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
 	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
-	"github.com/dockside-dev/dockside/internal/dataplane/unavailable"
+	"github.com/dockside-dev/dockside/internal/testutil/unavailableapi"
 )
-
-// unavailableServer answers its first n data plane calls as kube-apiserver's aggregator does while it holds
-// the APIService unavailable (http.Error's 503 "service unavailable"), and the rest with serve; calls counts
-// every call.
-func unavailableServer(t *testing.T, n int32, serve http.HandlerFunc) (*httptest.Server, *atomic.Int32) {
-	t.Helper()
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) <= n {
-			http.Error(w, "service unavailable", http.StatusServiceUnavailable)
-			return
-		}
-		serve(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	prev := unavailable.Waits
-	unavailable.Waits = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}
-	t.Cleanup(func() { unavailable.Waits = prev })
-	return srv, &calls
-}
 
 func dataPlaneURL(g Gomega, cfg *rest.Config, subresource string) string {
 	u, err := subresourceURL(cfg, "team", "py", subresource)
@@ -72,38 +49,38 @@ func dial(g Gomega, cfg *rest.Config, method string) (*websocket.Conn, error) {
 // the aggregator answered unavailable are sent again until they pass.
 func TestAggregatorUnavailableIsRetried(t *testing.T) {
 	g := NewWithT(t)
-	srv, calls := unavailableServer(t, 2, answer("[]"))
+	srv := unavailableapi.Start(t, "/", 2, answer("[]"))
 	code, body := get(g, testConfig(t, srv.URL), "processes")
-	g.Expect([]any{code, body, calls.Load()}).To(Equal([]any{200, "[]", int32(3)}))
+	g.Expect([]any{code, body, srv.Calls()}).To(Equal([]any{200, "[]", 3}))
 
 	upgrader := websocket.Upgrader{Subprotocols: []string{fileswire.Protocol}}
 	var method string
-	srv, calls = unavailableServer(t, 1, func(w http.ResponseWriter, r *http.Request) {
+	srv = unavailableapi.Start(t, "/", 1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		method = r.URL.Query().Get("method")
 		if conn, err := upgrader.Upgrade(w, r, nil); err == nil {
 			conn.Close()
 		}
-	})
+	}))
 	conn, err := dial(g, testConfig(t, srv.URL), http.MethodPut)
 	g.Expect(err).NotTo(HaveOccurred())
 	conn.Close()
-	g.Expect([]any{calls.Load(), method}).To(Equal([]any{int32(2), http.MethodPut}))
+	g.Expect([]any{srv.Calls(), method}).To(Equal([]any{2, http.MethodPut}))
 }
 
 // Past its tries the call ends with the aggregator's answer, said clearly.
 func TestAggregatorUnavailableGivesUp(t *testing.T) {
 	g := NewWithT(t)
-	srv, calls := unavailableServer(t, 100, answer("never"))
+	srv := unavailableapi.Start(t, "/", 100, answer("never"))
 	cfg := testConfig(t, srv.URL)
 	code, body := get(g, cfg, "processes")
 	g.Expect(code).To(Equal(http.StatusServiceUnavailable))
 	g.Expect(body).To(HavePrefix(`the API server's aggregator answered "service unavailable" 5 times over 4ms: ` +
 		"it holds the data plane's APIService v1alpha1.subresources.dockside.dev unavailable"))
-	g.Expect(calls.Load()).To(Equal(int32(5)))
+	g.Expect(srv.Calls()).To(Equal(5))
 
 	_, err := dial(g, cfg, http.MethodGet)
 	g.Expect(err).To(MatchError(ContainSubstring(`answered "service unavailable" 5 times`)))
-	g.Expect(calls.Load()).To(Equal(int32(10)))
+	g.Expect(srv.Calls()).To(Equal(10))
 }
 
 // A 503 that may have reached an agent (its own Status), a body that cannot be sent again, a SPDY upgrade
@@ -111,24 +88,24 @@ func TestAggregatorUnavailableGivesUp(t *testing.T) {
 func TestOnlyTheAggregatorsUnavailableIsRetried(t *testing.T) {
 	g := NewWithT(t)
 	agent := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"the node's Docker daemon is not reachable","reason":"ServiceUnavailable","code":503}`
-	srv, calls := unavailableServer(t, 0, func(w http.ResponseWriter, _ *http.Request) {
+	srv := unavailableapi.Start(t, "/", 0, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = io.WriteString(w, agent)
-	})
+	}))
 	code, body := get(g, testConfig(t, srv.URL), "files")
-	g.Expect([]any{code, body, calls.Load()}).To(Equal([]any{503, agent, int32(1)}))
+	g.Expect([]any{code, body, srv.Calls()}).To(Equal([]any{503, agent, 1}))
 
-	srv, calls = unavailableServer(t, 100, answer("never"))
+	srv = unavailableapi.Start(t, "/", 100, answer("never"))
 	cfg := testConfig(t, srv.URL)
 	hc, err := rest.HTTPClientFor(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
 	once := func(req *http.Request) {
-		before := calls.Load()
+		before := srv.Calls()
 		resp, err := hc.Do(req)
 		g.Expect(err).NotTo(HaveOccurred())
 		data, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		g.Expect([]any{resp.StatusCode, string(data), calls.Load() - before}).To(Equal([]any{503, "service unavailable\n", int32(1)}))
+		g.Expect([]any{resp.StatusCode, string(data), srv.Calls() - before}).To(Equal([]any{503, "service unavailable\n", 1}))
 	}
 	put, err := http.NewRequest(http.MethodPut, dataPlaneURL(g, cfg, "files")+"?path=/workspace/f", io.MultiReader(strings.NewReader("body")))
 	g.Expect(err).NotTo(HaveOccurred())

@@ -85,6 +85,15 @@ func (f *Driver) completed(name string, req dd.ExecRequest, out ExecOutput, star
 func (f *Driver) execTarget(name string) (ExecHandler, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if _, err := f.runningTarget(name); err != nil {
+		return nil, err
+	}
+	return f.execHandler, nil
+}
+
+// runningTarget is the container an exec or a path command runs in: only a running one, not paused. Called
+// with f.mu held.
+func (f *Driver) runningTarget(name string) (*container, error) {
 	c, err := f.existing(name, dd.PhaseExec)
 	switch {
 	case err != nil:
@@ -92,7 +101,7 @@ func (f *Driver) execTarget(name string) (ExecHandler, error) {
 	case c.info.State != dd.StateRunning:
 		return nil, dd.NewError(dd.KindConflict, dd.PhaseExec, name, "the container is not running")
 	}
-	return f.execHandler, nil
+	return c, nil
 }
 
 func (f *Driver) killForDeadline(name string) {

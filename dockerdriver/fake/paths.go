@@ -36,7 +36,7 @@ func (f *Driver) RenamePath(ctx context.Context, name, from, to string) error {
 	_, err := call(f, ctx, OpRenamePath, name, func() (struct{}, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		c, err := f.pathCommandTarget(name)
+		c, err := f.runningTarget(name)
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -79,7 +79,7 @@ func (f *Driver) RemovePath(ctx context.Context, name, p string, recursive bool)
 	_, err := call(f, ctx, OpRemovePath, name, func() (struct{}, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		c, err := f.pathCommandTarget(name)
+		c, err := f.runningTarget(name)
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -102,19 +102,6 @@ func (f *Driver) RemovePath(ctx context.Context, name, p string, recursive bool)
 		return struct{}{}, nil
 	})
 	return err
-}
-
-// pathCommandTarget is the container a path command runs in: like an exec, only a running one, not paused.
-// Called with f.mu held.
-func (f *Driver) pathCommandTarget(name string) (*container, error) {
-	c, err := f.existing(name, dd.PhaseExec)
-	switch {
-	case err != nil:
-		return nil, err
-	case c.info.State != dd.StateRunning:
-		return nil, dd.NewError(dd.KindConflict, dd.PhaseExec, name, "the container is not running")
-	}
-	return c, nil
 }
 
 // commandFailed is the error of a path command that ran and failed, with the line it would write to stderr.

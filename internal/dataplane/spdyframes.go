@@ -16,44 +16,16 @@ const maxSPDYFrame = 128 << 10
 var errSPDYFrameTooLarge = errors.New("a SPDY frame longer than the data plane takes (128 KiB)")
 
 // boundSPDY bounds the SPDY frames read of a connection at maxSPDYFrame.
-func boundSPDY(r io.Reader) io.Reader { return &spdyFrames{r: r, max: maxSPDYFrame} }
-
-// spdyFrames passes a SPDY connection's bytes through, and fails at the header of a frame longer than
-// max, before anything reads its payload. Every SPDY frame, control or data, has an 8-byte header whose
-// last 3 bytes are the payload's length.
-type spdyFrames struct {
-	r      io.Reader
-	max    uint32
-	header [8]byte
-	have   int    // bytes of the current header seen
-	left   uint32 // bytes of the current payload still to pass
-	err    error
+func boundSPDY(r io.Reader) io.Reader {
+	return &boundedFrames{r: r, format: spdyFrames, max: maxSPDYFrame}
 }
 
-func (f *spdyFrames) Read(p []byte) (int, error) {
-	if f.err != nil {
-		return 0, f.err
-	}
-	n, err := f.r.Read(p)
-	for i := 0; i < n; {
-		if f.left > 0 {
-			k := min(uint32(n-i), f.left)
-			i += int(k)
-			f.left -= k
-			continue
-		}
-		f.header[f.have] = p[i]
-		f.have++
-		i++
-		if f.have < len(f.header) {
-			continue
-		}
-		f.have = 0
-		f.left = uint32(f.header[5])<<16 | uint32(f.header[6])<<8 | uint32(f.header[7])
-		if f.left > f.max {
-			f.err = errSPDYFrameTooLarge
-			return 0, f.err
-		}
-	}
-	return n, err //nolint:wrapcheck // the connection's own error, passed through as a reader does
+// spdyFrames is a SPDY frame's header: every frame, control or data, has an 8-byte header whose last 3
+// bytes are the payload's length.
+var spdyFrames = frameFormat{
+	headerLength: func([]byte) int { return 8 },
+	payloadLength: func(header []byte) uint64 {
+		return uint64(header[5])<<16 | uint64(header[6])<<8 | uint64(header[7])
+	},
+	tooLarge: errSPDYFrameTooLarge,
 }

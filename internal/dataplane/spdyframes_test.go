@@ -31,13 +31,12 @@ func TestSPDYFramesAreBounded(t *testing.T) {
 	dataFrame(bytes.Repeat([]byte("a"), 32<<10))
 	dataFrame(bytes.Repeat([]byte("b"), maxSPDYFrame))
 	fits := bytes.Clone(wire.Bytes())
-	got, err := io.ReadAll(&spdyFrames{r: iotest.OneByteReader(bytes.NewReader(fits)), max: maxSPDYFrame})
+	got, err := io.ReadAll(boundSPDY(iotest.OneByteReader(bytes.NewReader(fits))))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got).To(Equal(fits))
 
 	dataFrame(bytes.Repeat([]byte("c"), maxSPDYFrame+1))
-	limited := &spdyFrames{r: bytes.NewReader(wire.Bytes()), max: maxSPDYFrame}
-	got, err = io.ReadAll(limited)
+	got, err = io.ReadAll(boundSPDY(bytes.NewReader(wire.Bytes())))
 	g.Expect(err).To(MatchError(errSPDYFrameTooLarge))
 	g.Expect(len(got)).To(BeNumerically("<=", len(fits)+8), "nothing of the long frame's payload is passed on")
 }

@@ -9,7 +9,7 @@ import (
 
 	"connectrpc.com/connect"
 
-	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
 )
 
 // envdPort is the port E2B's SDKs put in the host of envd's URL (49983-<sandboxID>.<domain>).
@@ -74,18 +74,7 @@ func absolute(ctx context.Context, c *caller, sandbox, p string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return path.Join(workingDir(sbx), p), nil
-}
-
-// workingDir is where a Sandbox's relative paths start.
-func workingDir(sbx *dsv1alpha1.Sandbox) string {
-	switch {
-	case sbx.Spec.WorkingDir != "":
-		return sbx.Spec.WorkingDir
-	case sbx.Spec.Workspace.MountPath != "":
-		return sbx.Spec.Workspace.MountPath
-	}
-	return "/workspace"
+	return path.Join(filesclient.WorkingDir(sbx), p), nil
 }
 
 // connectError turns an error into the Connect error the SDKs map onto their exceptions (a missing path is

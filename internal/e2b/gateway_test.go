@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -74,6 +75,24 @@ func newTestGateway(t *testing.T, host string) *Gateway {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// startProcess starts cmd through the gateway at gw as E2B's SDK does, in Sandbox sbx with key-a, with
+// header's fields added to the call's. The call ends with the test, at the latest.
+func startProcess(t *testing.T, gw string, header http.Header, cmd string, args ...string) *connect.ServerStreamForClient[process.StartResponse] {
+	t.Helper()
+	cl := processconnect.NewProcessClient(http.DefaultClient, gw, connect.WithProtoJSON())
+	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{Cmd: cmd, Args: args}})
+	maps.Copy(req.Header(), header)
+	req.Header().Set("E2b-Sandbox-Id", "sbx")
+	req.Header().Set("X-Access-Token", "key-a")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	stream, err := cl.Start(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stream
 }
 
 func TestErrorsHaveE2BShape(t *testing.T) {
@@ -211,14 +230,7 @@ func TestStartStreamsOutputAndEndThroughTheProcessesSubresource(t *testing.T) {
 	api, seen := fakeAPI(t)
 	gw := httptest.NewServer(newTestGateway(t, api.URL))
 	defer gw.Close()
-	cl := processconnect.NewProcessClient(http.DefaultClient, gw.URL, connect.WithProtoJSON())
-	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{Cmd: "echo", Args: []string{"hi"}}})
-	req.Header().Set("E2b-Sandbox-Id", "sbx")
-	req.Header().Set("X-Access-Token", "key-a")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	stream, err := cl.Start(ctx, req)
-	g.Expect(err).NotTo(HaveOccurred())
+	stream := startProcess(t, gw.URL, nil, "echo", "hi")
 	var pid uint32
 	var out bytes.Buffer
 	var end *process.ProcessEvent_EndEvent

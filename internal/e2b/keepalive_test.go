@@ -1,20 +1,16 @@
 package e2b
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"connectrpc.com/connect"
 	. "github.com/onsi/gomega"
 
 	"github.com/dockside-dev/dockside/internal/e2b/envdapi/process"
-	"github.com/dockside-dev/dockside/internal/e2b/envdapi/process/processconnect"
 )
 
 // TestQuietProcessesGetKeepalives runs a process that writes nothing until the client has seen a keepalive:
@@ -50,15 +46,7 @@ func TestQuietProcessesGetKeepalives(t *testing.T) {
 	gw := httptest.NewServer(newTestGateway(t, api.URL))
 	defer gw.Close()
 
-	cl := processconnect.NewProcessClient(http.DefaultClient, gw.URL, connect.WithProtoJSON())
-	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{Cmd: "sleep", Args: []string{"1"}}})
-	req.Header().Set("E2b-Sandbox-Id", "sbx")
-	req.Header().Set("X-Access-Token", "key-a")
-	req.Header().Set("Keepalive-Ping-Interval", "1")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	stream, err := cl.Start(ctx, req)
-	g.Expect(err).NotTo(HaveOccurred())
+	stream := startProcess(t, gw.URL, http.Header{"Keepalive-Ping-Interval": {"1"}}, "sleep", "1")
 	var keepalives int
 	var end *process.ProcessEvent_EndEvent
 	for stream.Receive() {

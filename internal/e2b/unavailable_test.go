@@ -3,73 +3,36 @@ package e2b
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"connectrpc.com/connect"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
-	"github.com/dockside-dev/dockside/internal/dataplane/unavailable"
 	"github.com/dockside-dev/dockside/internal/e2b/envdapi/process"
-	"github.com/dockside-dev/dockside/internal/e2b/envdapi/process/processconnect"
+	"github.com/dockside-dev/dockside/internal/testutil/unavailableapi"
 )
 
 // flakyAPI is fakeAPI behind kube-apiserver's aggregator holding the data plane unavailable for its first n
-// data plane calls: it answers them 503 "service unavailable" (http.Error's text) without passing them on.
-// The transport's waits are shortened for the test.
-func flakyAPI(t *testing.T, n int32) (*httptest.Server, *atomic.Int32) {
+// data plane calls.
+func flakyAPI(t *testing.T, n int) *unavailableapi.Server {
 	t.Helper()
 	api, _ := fakeAPI(t)
-	var refused atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/apis/subresources.dockside.dev/") && refused.Load() < n {
-			refused.Add(1)
-			http.Error(w, "service unavailable", http.StatusServiceUnavailable)
-			return
-		}
-		req, _ := http.NewRequestWithContext(r.Context(), r.Method, api.URL+r.URL.RequestURI(), r.Body)
-		req.Header = r.Header.Clone()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(srv.Close)
-	prev := unavailable.Waits
-	unavailable.Waits = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}
-	t.Cleanup(func() { unavailable.Waits = prev })
-	return srv, &refused
+	return unavailableapi.Start(t, unavailableapi.DataPlane, n, api.Config.Handler)
 }
 
 // A Start that the aggregator answered unavailable reached no agent: the gateway sends it again, and the SDK
 // sees the process run, not Connect's unavailable.
 func TestStartIsSentAgainWhileTheAggregatorHoldsTheDataPlaneUnavailable(t *testing.T) {
 	g := NewWithT(t)
-	api, refused := flakyAPI(t, 3)
+	api := flakyAPI(t, 3)
 	gw := httptest.NewServer(newTestGateway(t, api.URL))
 	defer gw.Close()
-	cl := processconnect.NewProcessClient(http.DefaultClient, gw.URL, connect.WithProtoJSON())
-	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{Cmd: "echo", Args: []string{"hi"}}})
-	req.Header().Set("E2b-Sandbox-Id", "sbx")
-	req.Header().Set("X-Access-Token", "key-a")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	stream, err := cl.Start(ctx, req)
-	g.Expect(err).NotTo(HaveOccurred())
+	stream := startProcess(t, gw.URL, nil, "echo", "hi")
 	var out strings.Builder
 	var end *process.ProcessEvent_EndEvent
 	for stream.Receive() {
@@ -79,7 +42,7 @@ func TestStartIsSentAgainWhileTheAggregatorHoldsTheDataPlaneUnavailable(t *testi
 		}
 	}
 	g.Expect(stream.Err()).NotTo(HaveOccurred())
-	g.Expect(refused.Load()).To(BeEquivalentTo(3))
+	g.Expect(api.Refused()).To(Equal(3))
 	g.Expect(out.String()).To(Equal("hi\n"))
 	g.Expect(end.GetExitCode()).To(BeEquivalentTo(3))
 }
@@ -88,7 +51,7 @@ func TestStartIsSentAgainWhileTheAggregatorHoldsTheDataPlaneUnavailable(t *testi
 // other answer as the data plane's, and gives up with E2B's 504 at its deadline.
 func TestWaitServedWaitsOutTheAggregatorOnly(t *testing.T) {
 	g := NewWithT(t)
-	api, refused := flakyAPI(t, 12) // more than one call's five tries
+	api := flakyAPI(t, 12) // more than one call's five tries
 	gw := newTestGateway(t, api.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -97,9 +60,9 @@ func TestWaitServedWaitsOutTheAggregatorOnly(t *testing.T) {
 	sbx := &dsv1alpha1.Sandbox{ObjectMeta: metav1.ObjectMeta{Name: "sbx"}}
 	// fakeAPI answers the list 404 (not a process it knows): the data plane answered.
 	g.Expect(gw.waitServed(ctx, c, sbx)).To(Succeed())
-	g.Expect(refused.Load()).To(BeEquivalentTo(12))
+	g.Expect(api.Refused()).To(Equal(12))
 
-	api, _ = flakyAPI(t, 1<<30)
+	api = flakyAPI(t, 1<<30)
 	gw = newTestGateway(t, api.URL)
 	gw.createWait = 2 * time.Second
 	c, err = gw.ids.resolve(ctx, "key-a")

@@ -22,13 +22,8 @@ const stopPoll = 20 * time.Millisecond
 // BenchmarkExecutionCancel times, from the delete of a running Execution to Docker saying the Sandbox's
 // container no longer runs, against docker kill of a plain container of the same image to the same moment.
 func BenchmarkExecutionCancel(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "cancel")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "cancel")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	var dockside, baseline []time.Duration
 	for i := range cancelRounds {
 		d, err := e.cancelOnce(ctx, ns, fmt.Sprintf("cancel-%d", i))
@@ -61,10 +56,7 @@ func BenchmarkExecutionCancel(b *testing.B) {
 // returns how long after the Execution's delete Docker said the Sandbox's container had stopped.
 func (e *env) cancelOnce(ctx context.Context, ns, name string) (time.Duration, error) {
 	sbx := session(ns, name)
-	if _, err := e.applyAndWait(ctx, sbx); err != nil {
-		return 0, err
-	}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+	if err := e.applyAndRead(ctx, sbx); err != nil {
 		return 0, err
 	}
 	ex := &dsv1alpha1.Execution{

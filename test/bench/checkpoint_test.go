@@ -30,13 +30,8 @@ var errNotImplemented = errors.New("not implemented by this agent")
 // into a new Sandbox, against `docker cp` of the same data out of the Sandbox's container to the host and into
 // a plain container's tmpfs volume. The restored bytes are compared with the originals.
 func BenchmarkCheckpoint(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "ckpt")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "ckpt")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	source := session(ns, "source")
 	emptyStart, err := e.applyAndWait(ctx, source)
 	if err != nil {

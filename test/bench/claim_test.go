@@ -19,13 +19,8 @@ const claimRounds = 20
 // of a full pool, against a claim of the same template from an empty pool, which gets a cold start: one at
 // a time, in turns, and then all at once.
 func BenchmarkClaim(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "claim")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "claim")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	tpl := &dsv1alpha1.SandboxTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "busybox"},
 		Spec: dsv1alpha1.SandboxTemplateSpec{Sandbox: session(ns, "").Spec}}
 	warm, empty := warmPool(ns, "warm", tpl.Name, 1), warmPool(ns, "empty", tpl.Name, 0)

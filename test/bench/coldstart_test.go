@@ -152,6 +152,19 @@ func timeAll(n int, f func(i int) (time.Duration, error)) ([]time.Duration, time
 	return times, wall, nil
 }
 
+// benchNamespace is the shared Docker environment and a namespace of its own for one benchmark, named from
+// prefix; what the benchmark made in it is deleted when the benchmark ends.
+func benchNamespace(b *testing.B, prefix string) (*env, string) {
+	b.Helper()
+	e := dockerEnv(b)
+	ns, err := e.namespace(context.Background(), prefix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cleanUp(b, e, ns) })
+	return e, ns
+}
+
 // cleanUp deletes what a benchmark made in ns, through the agent, and the baselines' containers. It
 // reports a failure without stopping the benchmark, so that it may be deferred.
 func cleanUp(b *testing.B, e *env, ns string) {

@@ -193,6 +193,14 @@ func (e *env) applyAndWait(ctx context.Context, sbx *dsv1alpha1.Sandbox) (time.D
 	return at.Sub(start), nil
 }
 
+// applyAndRead is applyAndWait, then sbx read back: its status names the primary's container.
+func (e *env) applyAndRead(ctx context.Context, sbx *dsv1alpha1.Sandbox) error {
+	if _, err := e.applyAndWait(ctx, sbx); err != nil {
+		return err
+	}
+	return e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx)
+}
+
 // deleteAll deletes every pool, claim, template, Sandbox, Checkpoint and SandboxService of ns (pools first,
 // so that none refills) and waits until the agent has let them go, which it does only once Docker confirmed
 // their removal.

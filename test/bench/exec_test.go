@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/remotecommand"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dockside-dev/dockside/test/internal/sandboxexec"
 )
@@ -36,18 +35,10 @@ var streaming = []string{"sh", "-c", "echo x; sleep 1"}
 // and the time to the first byte of a streaming command. Then it holds 50 interactive sessions open at once,
 // asserts that every one answered and ended without error, and reports the agent's memory per open session.
 func BenchmarkExec(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "exec")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "exec")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	sbx := session(ns, "box")
-	if _, err := e.applyAndWait(ctx, sbx); err != nil {
-		b.Fatal(err)
-	}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+	if err := e.applyAndRead(ctx, sbx); err != nil {
 		b.Fatal(err)
 	}
 	id := sbx.Status.ContainerID

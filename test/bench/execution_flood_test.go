@@ -29,18 +29,10 @@ const (
 // the Sandbox's container, run before and after the flood (the mean of the two stands against it, so that a
 // change of the machine's load during the run hits both sides alike). Each Execution's output is checked.
 func BenchmarkExecutionFlood(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "flood")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "flood")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	sbx := session(ns, "flood")
-	if _, err := e.applyAndWait(ctx, sbx); err != nil {
-		b.Fatal(err)
-	}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+	if err := e.applyAndRead(ctx, sbx); err != nil {
 		b.Fatal(err)
 	}
 	ended, err := newTracker(ctx, e.cfg, "Execution", &dsv1alpha1.Execution{})

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/dockside-dev/dockside/pkg/execution"
 )
 
@@ -18,13 +16,8 @@ const executionRounds = 30
 // (create, wait for Succeeded, read the output, delete) for `true` and for a one-line Python print, against
 // `docker exec` of the same command in the same Sandbox's container, in turns.
 func BenchmarkExecution(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "exec")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "exec")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	runner, err := execution.New(e.cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -40,10 +33,7 @@ func BenchmarkExecution(b *testing.B) {
 	} {
 		sbx := session(ns, tc.key)
 		sbx.Spec.Image = tc.image
-		if _, err := e.applyAndWait(ctx, sbx); err != nil {
-			b.Fatal(err)
-		}
-		if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+		if err := e.applyAndRead(ctx, sbx); err != nil {
 			b.Fatal(err)
 		}
 		req := execution.Request{Namespace: ns, Sandbox: sbx.Name, Command: tc.command}

@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
 	"github.com/dockside-dev/dockside/internal/dataplane/fileswire"
@@ -30,24 +29,33 @@ import (
 // filesMiB is the size of the file the files benchmark copies in and out.
 const filesMiB = 100
 
+// dockerCopyInOut times `docker cp` of the file local into the container's /workspace/docker.bin, then of
+// that copy out to the file out: the baseline of the files benchmarks.
+func dockerCopyInOut(container, local, out string) (in, back time.Duration, err error) {
+	in, err = timed(func() error {
+		_, err := docker("cp", local, container+":/workspace/docker.bin")
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	back, err = timed(func() error {
+		_, err := docker("cp", container+":/workspace/docker.bin", out)
+		return err
+	})
+	return in, back, err
+}
+
 // BenchmarkFiles uploads and downloads a 100 MiB random file through the files subresource (the API server,
 // the aggregated data plane, the agent, the workspace's host side or Docker's archive API) over the
 // WebSocket upgrade against `docker cp` of the same file into and
 // out of the same Sandbox's primary in the same run, in MB/s; both copies must come back byte for byte.
 func BenchmarkFiles(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "files")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "files")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	sbx := session(ns, "box")
 	sbx.Spec.Workspace.Size = resource.MustParse("320Mi") // both copies of the file, and room
-	if _, err := e.applyAndWait(ctx, sbx); err != nil {
-		b.Fatal(err)
-	}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+	if err := e.applyAndRead(ctx, sbx); err != nil {
 		b.Fatal(err)
 	}
 	local, want, err := randomFile(filepath.Join(runDir, "files-in.bin"), filesMiB*mib)
@@ -61,17 +69,7 @@ func BenchmarkFiles(b *testing.B) {
 	}
 	defer func() { record(b, g) }()
 
-	byHandIn, err := timed(func() error {
-		_, err := docker("cp", local, sbx.Status.ContainerID+":/workspace/docker.bin")
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	byHandOut, err := timed(func() error {
-		_, err := docker("cp", sbx.Status.ContainerID+":/workspace/docker.bin", filepath.Join(runDir, "docker-out.bin"))
-		return err
-	})
+	byHandIn, byHandOut, err := dockerCopyInOut(sbx.Status.ContainerID, local, filepath.Join(runDir, "docker-out.bin"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -89,3 +89,18 @@ func TestProcessCPUReadsThisProcess(t *testing.T) {
 		t.Errorf("processCPU(-1) = %v, want -1", got)
 	}
 }
+
+// A difference of two readings, and their total, are unread (-1) where a reading they need is.
+func TestHostUseSinceAndTotalKeepUnreadFigures(t *testing.T) {
+	before := hostUse{daemon: 10, shims: -1, agent: 1, containers: 5}
+	after := hostUse{daemon: 14, shims: 3, agent: -1, containers: 9}
+	if got, want := after.since(before), (hostUse{daemon: 4, shims: -1, agent: -1, containers: 4}); got != want {
+		t.Errorf("since = %+v, want %+v", got, want)
+	}
+	if got := after.total(); got != 26 {
+		t.Errorf("total = %v, want 26 (an unread agent counts 0)", got)
+	}
+	if got := before.total(); got != -1 {
+		t.Errorf("total with unread shims = %v, want -1", got)
+	}
+}

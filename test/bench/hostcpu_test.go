@@ -10,40 +10,6 @@ import (
 // userHZ is the unit of a process's times in /proc/<pid>/stat: USER_HZ, 100 on every Linux the agent runs on.
 const userHZ = 100
 
-// cpuUse is the CPU time, in seconds, the host has spent so far on what hostUse counts: Docker's daemons, the
-// shims of some containers, the agent, and those containers' own cgroups. -1 where it cannot be read here.
-type cpuUse struct {
-	daemon, shims, agent, containers float64
-}
-
-// cpuUseOf reads the CPU time spent so far on the containers ids, Docker's daemons and the process agent
-// (none when 0). The daemons and shims gone between two readings are not counted in either.
-func cpuUseOf(ids []string, agent int) cpuUse {
-	u := cpuUse{daemon: -1}
-	if agent != 0 {
-		u.agent = processCPU(agent)
-	}
-	for _, p := range daemonProcesses(ids) {
-		if used := processCPU(p.pid); p.shim {
-			u.shims += max(used, 0)
-		} else if used >= 0 {
-			u.daemon = max(u.daemon, 0) + used
-		}
-	}
-	if u.daemon < 0 {
-		u.shims = -1
-	}
-	for _, id := range ids {
-		used := cgroupCPU(id)
-		if used < 0 {
-			u.containers = -1
-			break
-		}
-		u.containers += used
-	}
-	return u
-}
-
 // processCPU is the user and system time a process has spent, its threads' included, in seconds; -1 if it
 // cannot be read.
 func processCPU(pid int) float64 {

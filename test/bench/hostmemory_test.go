@@ -11,10 +11,9 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
-// hostUse is what this host spends at one moment, in bytes: the proportional set size (shared pages split
-// among the processes sharing them) of Docker's daemons, of one namespace's containerd shims and of the
-// agent, and the memory charged to that namespace's container cgroups. -1 where it cannot be read here
-// (a daemon on another host, another cgroup layout).
+// hostUse is what this host spends on Docker's daemons, on one namespace's containerd shims, on the agent and
+// on that namespace's container cgroups, in what a meter reads: memory at one moment, in bytes, or CPU time
+// spent so far, in seconds. -1 where it cannot be read here (a daemon on another host, another cgroup layout).
 type hostUse struct {
 	daemon     float64 // dockerd and containerd (which also serve whatever else runs on the daemon meanwhile)
 	shims      float64 // the containerd shims of the namespace's containers, one per container
@@ -22,13 +21,27 @@ type hostUse struct {
 	containers float64
 }
 
+// meter reads one quantity of a process and of a container's cgroup; -1 where it cannot be read.
+type meter struct {
+	process   func(pid int) float64
+	container func(id string) float64
+}
+
+var (
+	// memoryMeter reads memory in bytes: a process's proportional set size (shared pages split among the
+	// processes sharing them) and the memory charged to a container's cgroup.
+	memoryMeter = meter{process: pss, container: cgroupMemory}
+	// cpuMeter reads the CPU time, in seconds, a process and a container's cgroup have spent so far.
+	cpuMeter = meter{process: processCPU, container: cgroupCPU}
+)
+
 // hostUse reads what the host spends on the agent and on the Sandboxes of ns.
 func (e *env) hostUse(ns string) (hostUse, error) {
 	ids, err := containerIDs(dsv1alpha1.LabelNode+"="+e.node, dsv1alpha1.LabelNamespace+"="+ns)
 	if err != nil {
 		return hostUse{}, err
 	}
-	return hostUseOf(ids, e.agent.Pid()), nil
+	return hostUseOf(ids, e.agent.Pid(), memoryMeter), nil
 }
 
 // containerIDs are the full IDs of the running containers carrying every label given ("key=value").
@@ -42,14 +55,15 @@ func containerIDs(labels ...string) ([]string, error) {
 }
 
 // hostUseOf is what the host spends on the containers ids (their shims and cgroups), on Docker's daemons
-// and on the process agent (none when 0).
-func hostUseOf(ids []string, agent int) hostUse {
+// and on the process agent (none when 0), as m reads it. The daemons and shims gone between two readings
+// are not counted in either.
+func hostUseOf(ids []string, agent int, m meter) hostUse {
 	u := hostUse{daemon: -1}
 	if agent != 0 {
-		u.agent = pss(agent)
+		u.agent = m.process(agent)
 	}
 	for _, p := range daemonProcesses(ids) {
-		if used := pss(p.pid); p.shim {
+		if used := m.process(p.pid); p.shim {
 			u.shims += max(used, 0)
 		} else if used >= 0 {
 			u.daemon = max(u.daemon, 0) + used
@@ -59,7 +73,7 @@ func hostUseOf(ids []string, agent int) hostUse {
 		u.shims = -1 // the daemon is not on this host
 	}
 	for _, id := range ids {
-		used := cgroupMemory(id)
+		used := m.container(id)
 		if used < 0 {
 			u.containers = -1
 			break
@@ -67,6 +81,31 @@ func hostUseOf(ids []string, agent int) hostUse {
 		u.containers += used
 	}
 	return u
+}
+
+// since is what u spent more than before, field by field; -1 where either could not be read.
+func (u hostUse) since(before hostUse) hostUse {
+	return hostUse{
+		daemon: spent(before.daemon, u.daemon), shims: spent(before.shims, u.shims),
+		agent: spent(before.agent, u.agent), containers: spent(before.containers, u.containers),
+	}
+}
+
+// spent is after minus before, -1 when either could not be read.
+func spent(before, after float64) float64 {
+	if before < 0 || after < 0 {
+		return -1
+	}
+	return after - before
+}
+
+// total is the daemons', the shims', the containers' and the agent's (0 when unread) together; -1 where one
+// of the first three could not be read.
+func (u hostUse) total() float64 {
+	if u.daemon < 0 || u.shims < 0 || u.containers < 0 {
+		return -1
+	}
+	return u.daemon + u.shims + u.containers + max(u.agent, 0)
 }
 
 // daemonProcess is a process of Docker's on this host: dockerd or containerd, or the shim of a container.

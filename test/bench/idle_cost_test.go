@@ -139,7 +139,7 @@ type idleCost struct {
 	n          int
 	memory     hostUse            // growth over just before the population, bytes
 	byRole     map[string]float64 // mean cgroup memory of one container, by role (holder, primary), bytes
-	cpu        cpuUse             // CPU seconds over the window
+	cpu        hostUse            // CPU seconds over the window
 	window     time.Duration
 	containers int
 }
@@ -182,7 +182,7 @@ func (e *env) idleSandboxes(ctx context.Context, cli *client.Client, ns string, 
 func (e *env) hostUseIn(ns string) hostUse {
 	u, err := e.hostUse(ns)
 	if err != nil {
-		return hostUseOf(nil, e.agent.Pid())
+		return hostUseOf(nil, e.agent.Pid(), memoryMeter)
 	}
 	return u
 }
@@ -190,7 +190,7 @@ func (e *env) hostUseIn(ns string) hostUse {
 // idlePlain makes n copies of the replay's containers from scaleCreators workers, lets them settle, and
 // measures them at rest as idleSandboxes does.
 func idlePlain(ctx context.Context, api *replay, n int, window time.Duration) (idleCost, error) {
-	before := hostUseOf(nil, 0)
+	before := hostUseOf(nil, 0, memoryMeter)
 	next := make(chan int)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -227,18 +227,10 @@ func idlePlain(ctx context.Context, api *replay, n int, window time.Duration) (i
 // before, the mean memory of one container by role (roleIDs lists a role's), and the CPU time spent.
 func atRest(ids []string, agent int, before hostUse, window time.Duration, roleIDs func(role string) ([]string, error)) (idleCost, error) {
 	c := idleCost{window: window, containers: len(ids), byRole: map[string]float64{}}
-	start := cpuUseOf(ids, agent)
+	start := hostUseOf(ids, agent, cpuMeter)
 	time.Sleep(window)
-	end := cpuUseOf(ids, agent)
-	c.cpu = cpuUse{
-		daemon: spent(start.daemon, end.daemon), shims: spent(start.shims, end.shims),
-		agent: spent(start.agent, end.agent), containers: spent(start.containers, end.containers),
-	}
-	after := hostUseOf(ids, agent)
-	c.memory = hostUse{
-		daemon: spent(before.daemon, after.daemon), shims: spent(before.shims, after.shims),
-		agent: spent(before.agent, after.agent), containers: spent(before.containers, after.containers),
-	}
+	c.cpu = hostUseOf(ids, agent, cpuMeter).since(start)
+	c.memory = hostUseOf(ids, agent, memoryMeter).since(before)
 	for _, role := range []string{dsv1alpha1.RoleHolder, dsv1alpha1.RolePrimary} {
 		ids, err := roleIDs(role)
 		if err != nil {
@@ -253,14 +245,6 @@ func atRest(ids []string, agent int, before hostUse, window time.Duration, roleI
 		c.byRole[role] = sum / float64(max(len(ids), 1))
 	}
 	return c, nil
-}
-
-// spent is after minus before, -1 when either could not be read.
-func spent(before, after float64) float64 {
-	if before < 0 || after < 0 {
-		return -1
-	}
-	return after - before
 }
 
 // idleCostFigures are a population's figures per Sandbox, Dockside against its baseline.
@@ -278,27 +262,15 @@ func idleCostFigures(d, p idleCost) []figure {
 		return figure{Name: name, Unit: "millicores", Dockside: num(dv / d.window.Seconds() / float64(d.n) * 1000),
 			Baseline: num(pv / p.window.Seconds() / float64(p.n) * 1000)}
 	}
-	total := func(u hostUse) float64 {
-		if u.daemon < 0 || u.shims < 0 || u.containers < 0 {
-			return -1
-		}
-		return u.daemon + u.shims + u.containers + max(u.agent, 0)
-	}
-	totalCPU := func(u cpuUse) float64 {
-		if u.daemon < 0 || u.shims < 0 || u.containers < 0 {
-			return -1
-		}
-		return u.daemon + u.shims + u.containers + max(u.agent, 0)
-	}
 	return []figure{
-		mem("memory per Sandbox, all counted below", total(d.memory), total(p.memory), d.n),
+		mem("memory per Sandbox, all counted below", d.memory.total(), p.memory.total(), d.n),
 		mem("dockerd and containerd (proportional set size)", d.memory.daemon, p.memory.daemon, d.n),
 		mem("containerd shims, two per Sandbox (proportional set size)", d.memory.shims, p.memory.shims, d.n),
 		mem("charged to its containers' cgroups", d.memory.containers, p.memory.containers, d.n),
 		mem("holder container's cgroup, mean", d.byRole[dsv1alpha1.RoleHolder], p.byRole[dsv1alpha1.RoleHolder], 1),
 		mem("primary container's cgroup, mean", d.byRole[dsv1alpha1.RolePrimary], p.byRole[dsv1alpha1.RolePrimary], 1),
 		{Name: "the agent's share (proportional set size growth)", Unit: "MiB", Dockside: num(d.memory.agent / float64(d.n) / mib), Baseline: num(0)},
-		cpu("CPU per Sandbox, all counted below", totalCPU(d.cpu), totalCPU(p.cpu)),
+		cpu("CPU per Sandbox, all counted below", d.cpu.total(), p.cpu.total()),
 		cpu("dockerd and containerd", d.cpu.daemon, p.cpu.daemon),
 		cpu("containerd shims", d.cpu.shims, p.cpu.shims),
 		cpu("its containers' cgroups", d.cpu.containers, p.cpu.containers),

@@ -25,13 +25,8 @@ const (
 // idleness (spec.idlePauseSeconds, docs/design/idle-pause.md), which thaws it before it runs, against the
 // same exec into the same Sandbox running, right after; the goal is at most 100 ms added at p50.
 func BenchmarkIdleResume(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "idle-resume")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "idle-resume")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	sbx := session(ns, "dozy")
 	sbx.Spec.IdlePauseSeconds = ptr.To[int32](idleSeconds)
 	if _, err := e.applyAndWait(ctx, sbx); err != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dockside-dev/dockside/test/internal/agentproc"
 )
@@ -20,18 +19,10 @@ import (
 // Sandbox's primary, alternating. The server is started once and connected once, as a host holds it; each
 // call reads the Sandbox (the server's confinement) and runs an exec through the API server.
 func BenchmarkMCP(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "mcp")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "mcp")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	sbx := session(ns, "box")
-	if _, err := e.applyAndWait(ctx, sbx); err != nil {
-		b.Fatal(err)
-	}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+	if err := e.applyAndRead(ctx, sbx); err != nil {
 		b.Fatal(err)
 	}
 	session, err := connectMCP(ctx, e.cp.KubectlPath, e.cp.Kubeconfig, "--namespace", ns, "--image", busybox)

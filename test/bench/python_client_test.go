@@ -16,7 +16,6 @@ import (
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	"github.com/dockside-dev/dockside/test/internal/agentproc"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // pythonRounds is how many times the command runs through each of the three paths.
@@ -27,19 +26,11 @@ const pythonRounds = 20
 // the same command in the same Sandbox, in turns. The Python process is started once and attached once, as a framework holds its client; the plugin
 // is a new process each time, as a person or a script runs it.
 func BenchmarkPythonClient(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "python-client")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "python-client")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	sbx := session(ns, "py")
 	sbx.Spec.Image = "dockside.dev/python:local"
-	if _, err := e.applyAndWait(ctx, sbx); err != nil {
-		b.Fatal(err)
-	}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+	if err := e.applyAndRead(ctx, sbx); err != nil {
 		b.Fatal(err)
 	}
 	command := []string{"python3", "-c", "print(6 * 7)"}
@@ -84,22 +75,14 @@ func BenchmarkPythonClient(b *testing.B) {
 // rounds, against docker exec of `python3 -c 'print(1+1)'`, what a fresh interpreter costs. The image is the
 // python image with the interpreter: DOCKSIDE_PYTHON_IMAGE, else dockside.dev/python:local.
 func BenchmarkPythonStreamed(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "python-streamed")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "python-streamed")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	sbx := session(ns, "py")
 	sbx.Spec.Image = "dockside.dev/python:local"
 	if image := os.Getenv("DOCKSIDE_PYTHON_IMAGE"); image != "" {
 		sbx.Spec.Image = image
 	}
-	if _, err := e.applyAndWait(ctx, sbx); err != nil {
-		b.Fatal(err)
-	}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+	if err := e.applyAndRead(ctx, sbx); err != nil {
 		b.Fatal(err)
 	}
 	command := []string{"python3", "-c", "print(6 * 7)"}
@@ -165,15 +148,21 @@ type pythonRoundsProc struct {
 	stderr *bytes.Buffer
 }
 
-// startPythonRounds starts run_rounds.py in mode (run, commands or code) against the Sandbox.
-func startPythonRounds(kubeconfig, mode, ns, sandbox, want string, command []string) (*pythonRoundsProc, error) {
+// pythonBench is the command that runs clients/python/bench/<script> with args against kubeconfig's API
+// server, with DOCKSIDE_PYTHON's interpreter, else Debian's python3.
+func pythonBench(kubeconfig, script string, args ...string) *exec.Cmd {
 	python := os.Getenv("DOCKSIDE_PYTHON")
 	if python == "" {
 		python = "/usr/bin/python3"
 	}
-	script := filepath.Join("..", "..", "clients", "python", "bench", "run_rounds.py")
-	cmd := exec.Command(python, append([]string{script, mode, ns, sandbox, want, "--"}, command...)...)
+	cmd := exec.Command(python, append([]string{filepath.Join("..", "..", "clients", "python", "bench", script)}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
+	return cmd
+}
+
+// startPythonRounds starts run_rounds.py in mode (run, commands or code) against the Sandbox.
+func startPythonRounds(kubeconfig, mode, ns, sandbox, want string, command []string) (*pythonRoundsProc, error) {
+	cmd := pythonBench(kubeconfig, "run_rounds.py", append([]string{mode, ns, sandbox, want, "--"}, command...)...)
 	p := &pythonRoundsProc{cmd: cmd, stderr: &bytes.Buffer{}}
 	cmd.Stderr = p.stderr
 	var err error

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // pythonFilesMiB is the size of the file BenchmarkPythonFiles copies in and out.
@@ -22,35 +19,17 @@ const pythonFilesMiB = 10
 // random file, against `docker cp` of the same file into and out of the same Sandbox's primary in the same
 // run, in MB/s; the client checks that what it reads back is what it wrote.
 func BenchmarkPythonFiles(b *testing.B) {
-	e := dockerEnv(b)
+	e, ns := benchNamespace(b, "python-files")
 	ctx := context.Background()
-	ns, err := e.namespace(ctx, "python-files")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cleanUp(b, e, ns)
 	sbx := session(ns, "py")
-	if _, err := e.applyAndWait(ctx, sbx); err != nil {
-		b.Fatal(err)
-	}
-	if err := e.k8s.Get(ctx, client.ObjectKeyFromObject(sbx), sbx); err != nil {
+	if err := e.applyAndRead(ctx, sbx); err != nil {
 		b.Fatal(err)
 	}
 	local, _, err := randomFile(filepath.Join(runDir, "python-files-in.bin"), pythonFilesMiB*mib)
 	if err != nil {
 		b.Fatal(err)
 	}
-	byHandIn, err := timed(func() error {
-		_, err := docker("cp", local, sbx.Status.ContainerID+":/workspace/docker.bin")
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	byHandOut, err := timed(func() error {
-		_, err := docker("cp", sbx.Status.ContainerID+":/workspace/docker.bin", filepath.Join(runDir, "python-docker-out.bin"))
-		return err
-	})
+	byHandIn, byHandOut, err := dockerCopyInOut(sbx.Status.ContainerID, local, filepath.Join(runDir, "python-docker-out.bin"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,14 +51,7 @@ func BenchmarkPythonFiles(b *testing.B) {
 
 // pythonFiles runs clients/python/bench/files_rounds.py once and returns the write and read it timed.
 func pythonFiles(kubeconfig, ns, sandbox, local, remote string) (time.Duration, time.Duration, error) {
-	python := os.Getenv("DOCKSIDE_PYTHON")
-	if python == "" {
-		python = "/usr/bin/python3"
-	}
-	script := filepath.Join("..", "..", "clients", "python", "bench", "files_rounds.py")
-	cmd := exec.Command(python, script, ns, sandbox, local, remote)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PYTHONDONTWRITEBYTECODE=1")
-	out, err := cmd.Output()
+	out, err := pythonBench(kubeconfig, "files_rounds.py", ns, sandbox, local, remote).Output()
 	if err != nil {
 		var stderr string
 		var ee *exec.ExitError

@@ -132,12 +132,17 @@ def outcome(api: Api, namespace: str, sandbox_name: str, res: Result) -> Result:
     if res.reason == "SandboxNotFound":
         raise SandboxGone(res.reason, res.message, res)
     if res.reason in ("SandboxNotReady", "Canceled", "Lost"):
-        sandbox = api.get(namespace, "sandboxes", sandbox_name)
-        if sandbox is None:
-            raise SandboxGone("SandboxNotFound", f"Sandbox {namespace}/{sandbox_name} does not exist", res)
-        if is_true(sandbox, "TopologyPoisoned"):
-            poisoned = condition(sandbox, "TopologyPoisoned")
-            raise SandboxPoisoned(poisoned.get("reason", ""), poisoned.get("message", ""), res)
-        raise SandboxNotReady(res.reason, res.message, res)
+        raise gone_or_poisoned(api, namespace, sandbox_name, res) or SandboxNotReady(res.reason, res.message, res)
     return res
+
+
+def gone_or_poisoned(api: Api, namespace: str, sandbox_name: str, res: Result | None) -> DocksideError | None:
+    """SandboxGone when the Sandbox no longer exists, SandboxPoisoned when its topology is poisoned; else None."""
+    sandbox = api.get(namespace, "sandboxes", sandbox_name)
+    if sandbox is None:
+        return SandboxGone("SandboxNotFound", f"Sandbox {namespace}/{sandbox_name} does not exist", res)
+    if is_true(sandbox, "TopologyPoisoned"):
+        poisoned = condition(sandbox, "TopologyPoisoned")
+        return SandboxPoisoned(poisoned.get("reason", ""), poisoned.get("message", ""), res)
+    return None
 

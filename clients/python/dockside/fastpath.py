@@ -10,10 +10,8 @@ from typing import Mapping, Sequence
 from .api import Api
 from .commandio import Input
 from .commands import CommandHandle, Commands, finish
-from .errors import (ApiError, CommandTimeout, DeadlineExceeded, DocksideError, SandboxGone, SandboxNotReady,
-                     SandboxPoisoned)
-from .execution import Result
-from .waiting import condition, is_true
+from .errors import ApiError, CommandTimeout, DeadlineExceeded, DocksideError, SandboxNotReady
+from .execution import Result, gone_or_poisoned
 
 # The bytes of each of stdout and stderr a Result keeps unless run is told otherwise: an Execution's default
 # spec.maxOutputBytes, so that a run gives the same Result whichever path it takes.
@@ -57,12 +55,9 @@ def collect(api: Api, namespace: str, sandbox_name: str, handle: CommandHandle, 
 def why_not(api: Api, namespace: str, sandbox_name: str, exc: DocksideError, res: Result | None) -> DocksideError:
     """The error that says why the Sandbox did not run the command, as execution.outcome says it: gone,
     poisoned, or refused for its state (not Running, Paused, being deleted); else exc itself."""
-    sandbox = api.get(namespace, "sandboxes", sandbox_name)
-    if sandbox is None:
-        return SandboxGone("SandboxNotFound", f"Sandbox {namespace}/{sandbox_name} does not exist", res)
-    if is_true(sandbox, "TopologyPoisoned"):
-        poisoned = condition(sandbox, "TopologyPoisoned")
-        return SandboxPoisoned(poisoned.get("reason", ""), poisoned.get("message", ""), res)
+    found = gone_or_poisoned(api, namespace, sandbox_name, res)
+    if found is not None:
+        return found
     if isinstance(exc, ApiError) and exc.status == 409:
         return SandboxNotReady("SandboxNotReady", exc.message, res)
     if exc.result is None:
