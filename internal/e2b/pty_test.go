@@ -259,7 +259,8 @@ func TestPTYThroughTheProcessesSubresource(t *testing.T) {
 		}, 10*time.Second).ShouldNot(BeNil())
 		g.Expect(end.GetExitCode()).To(BeEquivalentTo(137))
 	}
-	g.Expect(start.Err()).NotTo(HaveOccurred())
+	g.Eventually(evs, 10*time.Second).Should(BeClosed())
+	g.Expect(start.Err()).NotTo(HaveOccurred(), "read once its reader ended")
 
 	_, err = cl.SendInput(ctx, envdRequest(&process.SendInputRequest{Process: byTag, Input: &process.ProcessInput{}}))
 	g.Expect(connect.CodeOf(err)).To(Equal(connect.CodeNotFound), "an ended process is not selected by its tag")
