@@ -38,18 +38,7 @@ func TestBackgroundProcess(t *testing.T) {
 			return 0
 		}
 	})
-	s := &Server{opts: Options{Driver: d}, processes: processes.NewTable()}
-	sbx := &dsv1alpha1.Sandbox{}
-	sbx.Name, sbx.Namespace, sbx.UID = "sbx", "ns", "uid-1"
-	sbx.Status.Phase, sbx.Status.TopologyGeneration = dsv1alpha1.SandboxRunning, 1
-	sbx.Spec.CommandEnv = []dsv1alpha1.ExecutionEnvVar{{Name: "GREETING", Value: "hi"}}
-	call := func(method, rest, body string) *httptest.ResponseRecorder {
-		w := httptest.NewRecorder()
-		r := httptest.NewRequest(method, "/x"+rest, strings.NewReader(body))
-		path, _, _ := strings.Cut(rest, "?")
-		s.serveProcesses(w, r, sbx, path, false)
-		return w
-	}
+	call := processesCaller(d, []dsv1alpha1.ExecutionEnvVar{{Name: "GREETING", Value: "hi"}})
 
 	w := call("POST", "?command=sh&command=-c&command=job&id=job&stdin=true", "")
 	g.Expect(w.Code).To(Equal(http.StatusCreated), w.Body.String())
@@ -86,6 +75,23 @@ func TestBackgroundProcess(t *testing.T) {
 	g.Expect(call("POST", "/nope/signal?signal=TERM", "").Body.String()).To(ContainSubstring(`has no process \"nope\"`), "the process, not the path")
 	g.Expect(call("GET", "/job/stdout/more", "").Body.String()).To(ContainSubstring(`GET processes/job/stdout/more is not served`))
 	g.Expect(call("POST", "", "").Body.String()).To(ContainSubstring("a command is required"))
+}
+
+// processesCaller serves calls of the processes subresource of a running Sandbox with that commandEnv, on
+// the driver d; rest is what follows processes, with its query.
+func processesCaller(d dd.Driver, env []dsv1alpha1.ExecutionEnvVar) func(method, rest, body string) *httptest.ResponseRecorder {
+	s := &Server{opts: Options{Driver: d}, processes: processes.NewTable()}
+	sbx := &dsv1alpha1.Sandbox{}
+	sbx.Name, sbx.Namespace, sbx.UID = "sbx", "ns", "uid-1"
+	sbx.Status.Phase, sbx.Status.TopologyGeneration = dsv1alpha1.SandboxRunning, 1
+	sbx.Spec.CommandEnv = env
+	return func(method, rest, body string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(method, "/x"+rest, strings.NewReader(body))
+		path, _, _ := strings.Cut(rest, "?")
+		s.serveProcesses(w, r, sbx, path, false)
+		return w
+	}
 }
 
 func TestParseSignal(t *testing.T) {
@@ -130,17 +136,7 @@ func TestBackgroundProcessOnATerminal(t *testing.T) {
 		_, _ = fmt.Fprintf(req.Stdout, "typed %q\r\n", line)
 		return 3
 	})
-	s := &Server{opts: Options{Driver: d}, processes: processes.NewTable()}
-	sbx := &dsv1alpha1.Sandbox{}
-	sbx.Name, sbx.Namespace, sbx.UID = "sbx", "ns", "uid-1"
-	sbx.Status.Phase, sbx.Status.TopologyGeneration = dsv1alpha1.SandboxRunning, 1
-	call := func(method, rest, body string) *httptest.ResponseRecorder {
-		w := httptest.NewRecorder()
-		r := httptest.NewRequest(method, "/x"+rest, strings.NewReader(body))
-		path, _, _ := strings.Cut(rest, "?")
-		s.serveProcesses(w, r, sbx, path, false)
-		return w
-	}
+	call := processesCaller(d, nil)
 
 	g.Expect(call("POST", "?command=bash&tty=true&cols=0&rows=24", "").Body.String()).To(ContainSubstring(`cols=\"0\" is not a terminal's size`))
 	g.Expect(call("POST", "?command=bash&tag="+strings.Repeat("t", processes.MaxTagBytes+1), "").Code).To(Equal(http.StatusBadRequest))

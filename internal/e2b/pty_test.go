@@ -153,6 +153,15 @@ func (f *fakeProcesses) sizesOf(id string) []string {
 	return append([]string(nil), f.procs[id].sizes...)
 }
 
+// processClient is a client of a gateway in front of a fakeProcesses.
+func processClient(t *testing.T) (*fakeProcesses, processconnect.ProcessClient) {
+	t.Helper()
+	f, api := newFakeProcesses(t)
+	gw := httptest.NewServer(newTestGateway(t, api.URL))
+	t.Cleanup(gw.Close)
+	return f, processconnect.NewProcessClient(http.DefaultClient, gw.URL, connect.WithProtoJSON())
+}
+
 func envdRequest[T any](msg *T) *connect.Request[T] {
 	req := connect.NewRequest(msg)
 	req.Header().Set("E2b-Sandbox-Id", "sbx")
@@ -193,10 +202,7 @@ func ptyText(g Gomega, ch <-chan *process.ProcessEvent, want string) {
 // gives pty data events; input, resize, Connect, List and signals reach the process by pid or by tag.
 func TestPTYThroughTheProcessesSubresource(t *testing.T) {
 	g := NewWithT(t)
-	f, api := newFakeProcesses(t)
-	gw := httptest.NewServer(newTestGateway(t, api.URL))
-	defer gw.Close()
-	cl := processconnect.NewProcessClient(http.DefaultClient, gw.URL, connect.WithProtoJSON())
+	f, cl := processClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -273,10 +279,7 @@ func TestPTYThroughTheProcessesSubresource(t *testing.T) {
 // A process started without a pty streams stdout and stderr, and refuses a resize as envd does.
 func TestUpdateOfAProcessWithoutATerminal(t *testing.T) {
 	g := NewWithT(t)
-	f, api := newFakeProcesses(t)
-	gw := httptest.NewServer(newTestGateway(t, api.URL))
-	defer gw.Close()
-	cl := processconnect.NewProcessClient(http.DefaultClient, gw.URL, connect.WithProtoJSON())
+	f, cl := processClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	start, err := cl.Start(ctx, envdRequest(&process.StartRequest{Process: &process.ProcessConfig{Cmd: "cat"}, Stdin: new(true)}))
