@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,12 +36,14 @@ var signals = map[string]syscall.Signal{
 // serveProcesses serves sandboxes/<name>/processes of a Sandbox of this node (docs/design/dataplane.md,
 // "Signals and background processes"):
 //
-//	POST processes?command=...[&id=ID][&stdin=true]  start a background process (201, Process)
+//	POST processes?command=...[&id=ID][&stdin=true][&tty=true&cols=C&rows=R][&tag=T]  start a background
+//	                                                 process (201, Process)
 //	GET  processes                                   list (ProcessList)
 //	GET  processes/ID                                one (Process)
 //	GET  processes/ID/stdout|stderr[?from=N][&follow=true]  its output kept from byte N
 //	POST processes/ID/stdin[?close=true]             write the body to its input
 //	POST processes/ID/signal?signal=TERM             signal its process group
+//	POST processes/ID/resize?cols=C&rows=R           resize its terminal
 func (s *Server) serveProcesses(w http.ResponseWriter, r *http.Request, sbx *dsv1alpha1.Sandbox, rest string, woken bool) {
 	parts := strings.Split(strings.Trim(rest, "/"), "/")
 	if parts[0] == "" {
@@ -68,9 +72,11 @@ func (s *Server) serveProcesses(w http.ResponseWriter, r *http.Request, sbx *dsv
 		writeStdin(w, r, p)
 	case what == "signal" && r.Method == http.MethodPost:
 		signalProcess(w, r, p)
+	case what == "resize" && r.Method == http.MethodPost:
+		resizeProcess(w, r, p)
 	default:
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound,
-			"%s processes/%s/%s is not served: GET processes/ID, GET .../stdout, GET .../stderr, POST .../stdin, POST .../signal", r.Method, p.ID(), what)
+			"%s processes/%s/%s is not served: GET processes/ID, GET .../stdout, GET .../stderr, POST .../stdin, POST .../signal, POST .../resize", r.Method, p.ID(), what)
 	}
 }
 
@@ -88,8 +94,22 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sbx *dsv1a
 		return
 	}
 	p := processes.New(q.Get("id"), cmd, true)
+	if err := p.SetTag(q.Get("tag")); err != nil {
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "%v", err)
+		return
+	}
+	tty := q.Get("tty") == "true"
+	var sizes <-chan dd.TermSize
+	if tty {
+		size, err := termSize(q)
+		if err != nil {
+			writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "%v", err)
+			return
+		}
+		sizes = p.OpenTerminal(size)
+	}
 	var in io.Reader
-	if q.Get("stdin") == "true" {
+	if tty || q.Get("stdin") == "true" { // a terminal's input is how it is typed into
 		in = p.OpenStdin()
 	}
 	// The process keeps the Sandbox awake while it runs, past the call that started it.
@@ -103,7 +123,8 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sbx *dsv1a
 		return
 	}
 	// It gets the Sandbox's commandEnv, as an exec does (docs/pools.md).
-	req := dd.StreamExecRequest{Command: cmd, Env: topology.CommandEnv(sbx.Spec.CommandEnv, nil), Stdin: in, Stdout: p.Output("stdout"), Stderr: p.Output("stderr"), Signals: p.Signals()}
+	req := dd.StreamExecRequest{Command: cmd, Env: topology.CommandEnv(sbx.Spec.CommandEnv, nil), TTY: tty, Resize: sizes,
+		Stdin: in, Stdout: p.Output("stdout"), Stderr: p.Output("stderr"), Signals: p.Signals()}
 	go func() {
 		defer awake()
 		res, err := s.opts.Driver.StreamExec(s.base(), topology.NamesOf(sbx).Primary(), req)
@@ -203,6 +224,39 @@ func signalProcess(w http.ResponseWriter, r *http.Request, p *processes.Entry) {
 		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "signalling process %q: %v", p.ID(), err)
 	default:
 		writeSuccess(w, "sent SIG%s to process %q", strings.TrimPrefix(strings.ToUpper(name), "SIG"), p.ID())
+	}
+}
+
+// termSize reads cols and rows, each 1 to 65535.
+func termSize(q url.Values) (dd.TermSize, error) {
+	var n [2]uint64
+	for i, name := range []string{"cols", "rows"} {
+		var err error
+		if n[i], err = strconv.ParseUint(q.Get(name), 10, 16); err != nil || n[i] == 0 {
+			return dd.TermSize{}, fmt.Errorf("%s=%q is not a terminal's size: give cols and rows, 1 to 65535", name, q.Get(name))
+		}
+	}
+	return dd.TermSize{Width: uint16(n[0]), Height: uint16(n[1])}, nil
+}
+
+// resizeProcess gives the process's terminal the size cols x rows.
+func resizeProcess(w http.ResponseWriter, r *http.Request, p *processes.Entry) {
+	size, err := termSize(r.URL.Query())
+	if err != nil {
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "%v", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	switch err := p.Resize(ctx, size); {
+	case errors.Is(err, processes.ErrNoTerminal):
+		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "process %q was started without tty=true: it has no terminal to resize", p.ID())
+	case errors.Is(err, processes.ErrEnded):
+		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict, "process %q has ended", p.ID())
+	case err != nil:
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "%v", err)
+	default:
+		writeSuccess(w, "terminal of process %q resized to %dx%d", p.ID(), size.Width, size.Height)
 	}
 }
 

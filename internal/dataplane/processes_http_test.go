@@ -38,18 +38,7 @@ func TestBackgroundProcess(t *testing.T) {
 			return 0
 		}
 	})
-	s := &Server{opts: Options{Driver: d}, processes: processes.NewTable()}
-	sbx := &dsv1alpha1.Sandbox{}
-	sbx.Name, sbx.Namespace, sbx.UID = "sbx", "ns", "uid-1"
-	sbx.Status.Phase, sbx.Status.TopologyGeneration = dsv1alpha1.SandboxRunning, 1
-	sbx.Spec.CommandEnv = []dsv1alpha1.ExecutionEnvVar{{Name: "GREETING", Value: "hi"}}
-	call := func(method, rest, body string) *httptest.ResponseRecorder {
-		w := httptest.NewRecorder()
-		r := httptest.NewRequest(method, "/x"+rest, strings.NewReader(body))
-		path, _, _ := strings.Cut(rest, "?")
-		s.serveProcesses(w, r, sbx, path, false)
-		return w
-	}
+	call := processesCaller(d, []dsv1alpha1.ExecutionEnvVar{{Name: "GREETING", Value: "hi"}})
 
 	w := call("POST", "?command=sh&command=-c&command=job&id=job&stdin=true", "")
 	g.Expect(w.Code).To(Equal(http.StatusCreated), w.Body.String())
@@ -88,6 +77,23 @@ func TestBackgroundProcess(t *testing.T) {
 	g.Expect(call("POST", "", "").Body.String()).To(ContainSubstring("a command is required"))
 }
 
+// processesCaller serves calls of the processes subresource of a running Sandbox with that commandEnv, on
+// the driver d; rest is what follows processes, with its query.
+func processesCaller(d dd.Driver, env []dsv1alpha1.ExecutionEnvVar) func(method, rest, body string) *httptest.ResponseRecorder {
+	s := &Server{opts: Options{Driver: d}, processes: processes.NewTable()}
+	sbx := &dsv1alpha1.Sandbox{}
+	sbx.Name, sbx.Namespace, sbx.UID = "sbx", "ns", "uid-1"
+	sbx.Status.Phase, sbx.Status.TopologyGeneration = dsv1alpha1.SandboxRunning, 1
+	sbx.Spec.CommandEnv = env
+	return func(method, rest, body string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(method, "/x"+rest, strings.NewReader(body))
+		path, _, _ := strings.Cut(rest, "?")
+		s.serveProcesses(w, r, sbx, path, false)
+		return w
+	}
+}
+
 func TestParseSignal(t *testing.T) {
 	g := NewWithT(t)
 	for _, name := range []string{"TERM", "SIGTERM", "term", "15"} {
@@ -99,4 +105,62 @@ func TestParseSignal(t *testing.T) {
 		_, ok := parseSignal(name)
 		g.Expect(ok).To(BeFalse(), name)
 	}
+}
+
+// A process started with tty=true runs on a terminal of the size asked, takes input, is resized, and keeps
+// its tag; one without a terminal cannot be resized.
+func TestBackgroundProcessOnATerminal(t *testing.T) {
+	g := NewWithT(t)
+	d, _ := runningPrimary(t)
+	sizes := make(chan dd.TermSize, 4)
+	var tty bool
+	d.SetStreamExecHandler(func(ctx context.Context, _ string, req dd.StreamExecRequest) int {
+		tty = req.TTY
+		if req.Resize != nil {
+			go func() {
+				for sz := range req.Resize {
+					sizes <- sz
+				}
+			}()
+		}
+		if req.Stdin == nil {
+			select {
+			case sig := <-req.Signals:
+				sig.Done <- nil
+				return 128 + int(sig.Number)
+			case <-ctx.Done():
+				return 0
+			}
+		}
+		line, _ := io.ReadAll(req.Stdin)
+		_, _ = fmt.Fprintf(req.Stdout, "typed %q\r\n", line)
+		return 3
+	})
+	call := processesCaller(d, nil)
+
+	g.Expect(call("POST", "?command=bash&tty=true&cols=0&rows=24", "").Body.String()).To(ContainSubstring(`cols=\"0\" is not a terminal's size`))
+	g.Expect(call("POST", "?command=bash&tag="+strings.Repeat("t", processes.MaxTagBytes+1), "").Code).To(Equal(http.StatusBadRequest))
+	w := call("POST", "?command=bash&id=term&tty=true&cols=80&rows=24&tag=my+shell", "")
+	g.Expect(w.Code).To(Equal(http.StatusCreated), w.Body.String())
+	var p processes.Process
+	g.Expect(json.Unmarshal(w.Body.Bytes(), &p)).To(Succeed())
+	g.Expect(p).To(And(HaveField("TTY", true), HaveField("Tag", "my shell")))
+	g.Eventually(sizes, 10*time.Second).Should(Receive(Equal(dd.TermSize{Width: 80, Height: 24})), "the first size")
+	g.Expect(tty).To(BeTrue())
+
+	g.Expect(call("POST", "/term/resize?cols=120&rows=40", "").Body.String()).To(ContainSubstring("resized to 120x40"))
+	g.Eventually(sizes, 10*time.Second).Should(Receive(Equal(dd.TermSize{Width: 120, Height: 40})))
+	g.Expect(call("POST", "/term/resize?cols=120", "").Code).To(Equal(http.StatusBadRequest))
+
+	g.Expect(call("POST", "/term/stdin?close=true", "ls").Code).To(Equal(http.StatusOK), "a terminal takes input without stdin=true")
+	g.Eventually(func() string { return call("GET", "/term/stdout", "").Body.String() }, 10*time.Second).Should(Equal("typed \"ls\"\r\n"))
+	g.Eventually(func() bool {
+		g.Expect(json.Unmarshal(call("GET", "/term", "").Body.Bytes(), &p)).To(Succeed())
+		return p.Running
+	}, 10*time.Second).Should(BeFalse())
+	g.Expect(call("POST", "/term/resize?cols=10&rows=10", "").Body.String()).To(ContainSubstring("has ended"))
+
+	g.Expect(call("POST", "?command=sleep&id=plain", "").Code).To(Equal(http.StatusCreated))
+	g.Expect(call("POST", "/plain/resize?cols=10&rows=10", "").Body.String()).To(ContainSubstring("has no terminal to resize"))
+	g.Expect(call("POST", "/plain/signal?signal=KILL", "").Code).To(Equal(http.StatusOK))
 }

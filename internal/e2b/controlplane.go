@@ -442,6 +442,7 @@ func (g *Gateway) kill(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, fromAPI(err, fmt.Sprintf("killing sandbox %q", sbx.Name)))
 		return
 	}
+	g.watchers.dropSandbox(c.namespace + "/" + sbx.Name)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -76,6 +76,8 @@ type processInfo struct {
 	Error       string   `json:"error,omitempty"`
 	StdoutBytes int64    `json:"stdoutBytes"`
 	StderrBytes int64    `json:"stderrBytes"`
+	TTY         bool     `json:"tty,omitempty"`
+	Tag         string   `json:"tag,omitempty"`
 }
 
 // do sends one plain call to subresource/elem... and returns the response of a success.
@@ -204,13 +206,35 @@ func (l *lazyWriter) Write(b []byte) (int, error) {
 	return l.w.Write(b) //nolint:wrapcheck // the response writer's own error
 }
 
-// startProcess starts command in the background under id (processes subresource).
-func (p *sandboxPlane) startProcess(ctx context.Context, id string, command []string, stdin bool) error {
+// termSize is a terminal's size in characters.
+type termSize struct{ cols, rows uint32 }
+
+func (t termSize) query(q url.Values) url.Values {
+	q.Set("cols", strconv.FormatUint(uint64(t.cols), 10))
+	q.Set("rows", strconv.FormatUint(uint64(t.rows), 10))
+	return q
+}
+
+// startProcess starts command in the background under id (processes subresource), labelled tag, with a
+// terminal of that size when tty is not nil.
+func (p *sandboxPlane) startProcess(ctx context.Context, id string, command []string, stdin bool, tag string, tty *termSize) error {
 	q := url.Values{"command": command, "id": {id}}
 	if stdin {
 		q.Set("stdin", "true")
 	}
+	if tag != "" {
+		q.Set("tag", tag)
+	}
+	if tty != nil {
+		q.Set("tty", "true")
+		tty.query(q)
+	}
 	return p.decode(ctx, http.MethodPost, "processes", q, nil, nil)
+}
+
+// resize gives the terminal of process id a new size.
+func (p *sandboxPlane) resize(ctx context.Context, id string, size termSize) error {
+	return p.decode(ctx, http.MethodPost, "processes", size.query(url.Values{}), nil, nil, id, "resize")
 }
 
 func (p *sandboxPlane) process(ctx context.Context, id string) (processInfo, error) {

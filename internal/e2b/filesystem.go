@@ -16,8 +16,8 @@ import (
 	"github.com/dockside-dev/dockside/internal/e2b/envdapi/filesystem/filesystemconnect"
 )
 
-// filesystemService serves envd's filesystem.Filesystem through the files subresource; the watchers are not
-// served (docs/e2b.md, "Not served yet").
+// filesystemService serves envd's filesystem.Filesystem through the files subresource; its watchers look at
+// directories through it too (watch.go).
 type filesystemService struct {
 	filesystemconnect.UnimplementedFilesystemHandler
 	g *Gateway

@@ -33,6 +33,7 @@ type Gateway struct {
 	domain     string
 	createWait time.Duration
 	mux        *http.ServeMux
+	watchers   *watchers // the filesystem watchers of this gateway (watch.go)
 }
 
 // New builds the gateway's handler.
@@ -43,7 +44,8 @@ func New(o Options) (*Gateway, error) {
 	if o.CreateWait <= 0 {
 		o.CreateWait = 2 * time.Minute
 	}
-	g := &Gateway{ids: newIdentities(o.API, o.Scheme, o.DefaultNamespace), domain: o.Domain, createWait: o.CreateWait, mux: http.NewServeMux()}
+	g := &Gateway{ids: newIdentities(o.API, o.Scheme, o.DefaultNamespace), domain: o.Domain, createWait: o.CreateWait, mux: http.NewServeMux(),
+		watchers: newWatchers(defaultWatchLimits)}
 	m := g.mux
 	m.HandleFunc("POST /sandboxes", g.authed(g.create))
 	m.HandleFunc("GET /sandboxes", g.authed(g.list))

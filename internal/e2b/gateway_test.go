@@ -313,5 +313,5 @@ func TestEnvdWithoutSandboxOrKeyIsRefusedTheConnectWay(t *testing.T) {
 	g.Expect(connect.CodeOf(err)).To(Equal(connect.CodeUnauthenticated))
 	upd := connect.NewRequest(&process.UpdateRequest{})
 	_, err = cl.Update(context.Background(), upd)
-	g.Expect(connect.CodeOf(err)).To(Equal(connect.CodeUnimplemented))
+	g.Expect(connect.CodeOf(err)).To(Equal(connect.CodeInvalidArgument), "no sandbox named")
 }

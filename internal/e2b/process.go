@@ -48,15 +48,50 @@ func pidOf(id string) (uint32, bool) {
 	return uint32(n), err == nil && n > 0
 }
 
-// selected is the name of the process a selector picks: by pid only, tags being a PTY's.
-func selected(sel *process.ProcessSelector) (string, error) {
-	if sel == nil {
-		return "", connect.NewError(connect.CodeInvalidArgument, errors.New("process is required"))
+// selected is the name of the process a selector picks: by pid, the name it was started under; by tag, the
+// running process of the gateway's that Start labelled so (the data plane keeps the tag, docs/e2b.md).
+func selected(ctx context.Context, p *sandboxPlane, sel *process.ProcessSelector) (string, error) {
+	switch s := sel.GetSelector().(type) {
+	case *process.ProcessSelector_Pid:
+		return processID(s.Pid), nil
+	case *process.ProcessSelector_Tag:
+		items, err := p.processes(ctx)
+		if err != nil {
+			return "", connectError(err)
+		}
+		for _, it := range items {
+			if _, ok := pidOf(it.ID); ok && it.Running && it.Tag == s.Tag {
+				return it.ID, nil
+			}
+		}
+		return "", connect.NewError(connect.CodeNotFound, fmt.Errorf("no running process has the tag %q", s.Tag))
 	}
-	if _, ok := sel.GetSelector().(*process.ProcessSelector_Pid); !ok {
-		return "", connect.NewError(connect.CodeUnimplemented, errors.New("selecting a process by tag is not supported by Dockside's E2B gateway: select it by pid"))
+	return "", connect.NewError(connect.CodeInvalidArgument, errors.New("process is required: select it by pid or tag"))
+}
+
+// target is the caller's Sandbox's data plane and the process sel picks in it.
+func (s *processService) target(ctx context.Context, sel *process.ProcessSelector) (*sandboxPlane, string, error) {
+	_, p, err := s.g.target(ctx)
+	if err != nil {
+		return nil, "", connectError(err)
 	}
-	return processID(sel.GetPid()), nil
+	id, err := selected(ctx, p, sel)
+	return p, id, err
+}
+
+// defaultTerm is the size of a terminal whose Start names none (or a zero side).
+var defaultTerm = termSize{cols: 80, rows: 24}
+
+// sizeOf is the terminal size a PTY message asks for.
+func sizeOf(pty *process.PTY) termSize {
+	size := termSize{cols: pty.GetSize().GetCols(), rows: pty.GetSize().GetRows()}
+	if size.cols == 0 {
+		size.cols = defaultTerm.cols
+	}
+	if size.rows == 0 {
+		size.rows = defaultTerm.rows
+	}
+	return size
 }
 
 // commandOf is the command line that runs cfg: its environment through env, its directory through sh.
@@ -105,9 +140,6 @@ func configOf(argv []string) *process.ProcessConfig {
 
 func (s *processService) Start(ctx context.Context, req *connect.Request[process.StartRequest], stream *connect.ServerStream[process.StartResponse]) error {
 	m := req.Msg
-	if m.Pty != nil {
-		return connect.NewError(connect.CodeUnimplemented, errors.New("PTY is not supported yet by Dockside's E2B gateway"))
-	}
 	if m.GetProcess().GetCmd() == "" {
 		return connect.NewError(connect.CodeInvalidArgument, errors.New("process.cmd is required"))
 	}
@@ -116,24 +148,25 @@ func (s *processService) Start(ctx context.Context, req *connect.Request[process
 		return connectError(err)
 	}
 	pid := uint32(rand.Int32N(1<<31-1000)) + 1000 //nolint:gosec // a name, not a secret
-	if err := p.startProcess(ctx, processID(pid), commandOf(m.GetProcess()), m.GetStdin()); err != nil {
+	var tty *termSize
+	if m.Pty != nil {
+		size := sizeOf(m.GetPty())
+		tty = &size
+	}
+	if err := p.startProcess(ctx, processID(pid), commandOf(m.GetProcess()), m.GetStdin(), m.GetTag(), tty); err != nil {
 		return connectError(err)
 	}
 	send := func(ev *process.ProcessEvent) error { return stream.Send(&process.StartResponse{Event: ev}) }
 	if err := send(&process.ProcessEvent{Event: &process.ProcessEvent_Start{Start: &process.ProcessEvent_StartEvent{Pid: pid}}}); err != nil {
 		return fmt.Errorf("sending the start: %w", err)
 	}
-	return s.g.stream(ctx, p, processID(pid), 0, 0, keepaliveOf(req.Header()), send)
+	return s.g.stream(ctx, p, processInfo{ID: processID(pid), TTY: tty != nil}, keepaliveOf(req.Header()), send)
 }
 
 func (s *processService) Connect(ctx context.Context, req *connect.Request[process.ConnectRequest], stream *connect.ServerStream[process.ConnectResponse]) error {
-	id, err := selected(req.Msg.GetProcess())
+	p, id, err := s.target(ctx, req.Msg.GetProcess())
 	if err != nil {
 		return err
-	}
-	_, p, err := s.g.target(ctx)
-	if err != nil {
-		return connectError(err)
 	}
 	info, err := p.process(ctx, id)
 	if err != nil {
@@ -144,7 +177,7 @@ func (s *processService) Connect(ctx context.Context, req *connect.Request[proce
 	if err := send(&process.ProcessEvent{Event: &process.ProcessEvent_Start{Start: &process.ProcessEvent_StartEvent{Pid: pid}}}); err != nil {
 		return fmt.Errorf("sending the start: %w", err)
 	}
-	return s.g.stream(ctx, p, id, info.StdoutBytes, info.StderrBytes, keepaliveOf(req.Header()), send)
+	return s.g.stream(ctx, p, info, keepaliveOf(req.Header()), send)
 }
 
 // keepaliveOf is the keepalive interval the client asks for in Keepalive-Ping-Interval (seconds).
@@ -155,9 +188,11 @@ func keepaliveOf(h http.Header) time.Duration {
 	return defaultKeepalive
 }
 
-// stream sends the process's output from the given offsets as data events, a keepalive whenever keepalive
-// passes without one, and its end once it ended and all its output was sent.
-func (g *Gateway) stream(ctx context.Context, p *sandboxPlane, id string, stdout, stderr int64, keepalive time.Duration, send func(*process.ProcessEvent) error) error {
+// stream sends the output of process from.ID that comes after from's byte counts as data events (a
+// terminal's as pty events, stdout and stderr otherwise), a keepalive whenever keepalive passes without one,
+// and its end once it ended and all its output was sent.
+func (g *Gateway) stream(ctx context.Context, p *sandboxPlane, from processInfo, keepalive time.Duration, send func(*process.ProcessEvent) error) error {
+	id := from.ID
 	var mu sync.Mutex
 	locked := func(ev *process.ProcessEvent) error {
 		mu.Lock()
@@ -166,19 +201,26 @@ func (g *Gateway) stream(ctx context.Context, p *sandboxPlane, id string, stdout
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, 2)
-	for _, s := range []struct {
+	type source struct {
 		name string
 		from int64
 		data func([]byte) *process.ProcessEvent_DataEvent
-	}{
-		{"stdout", stdout, func(b []byte) *process.ProcessEvent_DataEvent {
+	}
+	sources := []source{
+		{"stdout", from.StdoutBytes, func(b []byte) *process.ProcessEvent_DataEvent {
 			return &process.ProcessEvent_DataEvent{Output: &process.ProcessEvent_DataEvent_Stdout{Stdout: b}}
 		}},
-		{"stderr", stderr, func(b []byte) *process.ProcessEvent_DataEvent {
+		{"stderr", from.StderrBytes, func(b []byte) *process.ProcessEvent_DataEvent {
 			return &process.ProcessEvent_DataEvent{Output: &process.ProcessEvent_DataEvent_Stderr{Stderr: b}}
 		}},
-	} {
+	}
+	if from.TTY { // a terminal writes all it shows on stdout, which envd sends as pty data
+		sources = []source{{"stdout", from.StdoutBytes, func(b []byte) *process.ProcessEvent_DataEvent {
+			return &process.ProcessEvent_DataEvent{Output: &process.ProcessEvent_DataEvent_Pty{Pty: b}}
+		}}}
+	}
+	errs := make(chan error, len(sources))
+	for _, s := range sources {
 		go func() {
 			errs <- followAll(ctx, p, id, s.name, s.from, func(b []byte) error {
 				return locked(&process.ProcessEvent{Event: &process.ProcessEvent_Data{Data: s.data(b)}})
@@ -187,7 +229,7 @@ func (g *Gateway) stream(ctx context.Context, p *sandboxPlane, id string, stdout
 	}
 	tick := time.NewTicker(keepalive)
 	defer tick.Stop()
-	for done := 0; done < 2; {
+	for done := 0; done < len(sources); {
 		select {
 		case err := <-errs:
 			if err != nil {
@@ -265,16 +307,16 @@ func (s *processService) List(ctx context.Context, _ *connect.Request[process.Li
 		if !ok || !it.Running {
 			continue
 		}
-		out.Processes = append(out.Processes, &process.ProcessInfo{Pid: pid, Config: configOf(it.Command)})
+		info := &process.ProcessInfo{Pid: pid, Config: configOf(it.Command)}
+		if it.Tag != "" {
+			info.Tag = &it.Tag
+		}
+		out.Processes = append(out.Processes, info)
 	}
 	return connect.NewResponse(out), nil
 }
 
 func (s *processService) SendSignal(ctx context.Context, req *connect.Request[process.SendSignalRequest]) (*connect.Response[process.SendSignalResponse], error) {
-	id, err := selected(req.Msg.GetProcess())
-	if err != nil {
-		return nil, err
-	}
 	var sig string
 	switch req.Msg.GetSignal() {
 	case process.Signal_SIGNAL_SIGKILL:
@@ -284,9 +326,9 @@ func (s *processService) SendSignal(ctx context.Context, req *connect.Request[pr
 	default:
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("signal must be SIGTERM or SIGKILL"))
 	}
-	_, p, err := s.g.target(ctx)
+	p, id, err := s.target(ctx, req.Msg.GetProcess())
 	if err != nil {
-		return nil, connectError(err)
+		return nil, err
 	}
 	if err := p.signal(ctx, id, sig); err != nil {
 		return nil, connectError(err)
@@ -295,39 +337,44 @@ func (s *processService) SendSignal(ctx context.Context, req *connect.Request[pr
 }
 
 func (s *processService) SendInput(ctx context.Context, req *connect.Request[process.SendInputRequest]) (*connect.Response[process.SendInputResponse], error) {
-	if err := s.input(ctx, req.Msg.GetProcess(), req.Msg.GetInput()); err != nil {
+	p, id, err := s.target(ctx, req.Msg.GetProcess())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.input(ctx, p, id, req.Msg.GetInput()); err != nil {
 		return nil, err
 	}
 	return connect.NewResponse(&process.SendInputResponse{}), nil
 }
 
-// input writes one input message to the process's standard input.
-func (s *processService) input(ctx context.Context, sel *process.ProcessSelector, in *process.ProcessInput) error {
-	id, err := selected(sel)
-	if err != nil {
-		return err
+// input writes one input message to the process's standard input, which is its terminal's for a PTY: what
+// is typed into it.
+func (s *processService) input(ctx context.Context, p *sandboxPlane, id string, in *process.ProcessInput) error {
+	data := in.GetStdin()
+	if pty, ok := in.GetInput().(*process.ProcessInput_Pty); ok {
+		data = pty.Pty
 	}
-	if _, ok := in.GetInput().(*process.ProcessInput_Pty); ok {
-		return connect.NewError(connect.CodeUnimplemented, errors.New("PTY input is not supported yet by Dockside's E2B gateway"))
-	}
-	_, p, err := s.g.target(ctx)
-	if err != nil {
-		return connectError(err)
-	}
-	if err := p.stdin(ctx, id, in.GetStdin(), false); err != nil {
+	if err := p.stdin(ctx, id, data, false); err != nil {
 		return connectError(err)
 	}
 	return nil
 }
 
 func (s *processService) StreamInput(ctx context.Context, stream *connect.ClientStream[process.StreamInputRequest]) (*connect.Response[process.StreamInputResponse], error) {
-	var sel *process.ProcessSelector
+	var p *sandboxPlane
+	var id string
 	for stream.Receive() {
 		switch ev := stream.Msg().GetEvent().(type) {
 		case *process.StreamInputRequest_Start:
-			sel = ev.Start.GetProcess()
+			var err error
+			if p, id, err = s.target(ctx, ev.Start.GetProcess()); err != nil {
+				return nil, err
+			}
 		case *process.StreamInputRequest_Data:
-			if err := s.input(ctx, sel, ev.Data.GetInput()); err != nil {
+			if p == nil {
+				return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("the stream must start with the process it writes to"))
+			}
+			if err := s.input(ctx, p, id, ev.Data.GetInput()); err != nil {
 				return nil, err
 			}
 		}
@@ -339,16 +386,26 @@ func (s *processService) StreamInput(ctx context.Context, stream *connect.Client
 }
 
 func (s *processService) CloseStdin(ctx context.Context, req *connect.Request[process.CloseStdinRequest]) (*connect.Response[process.CloseStdinResponse], error) {
-	id, err := selected(req.Msg.GetProcess())
+	p, id, err := s.target(ctx, req.Msg.GetProcess())
 	if err != nil {
 		return nil, err
-	}
-	_, p, err := s.g.target(ctx)
-	if err != nil {
-		return nil, connectError(err)
 	}
 	if err := p.stdin(ctx, id, nil, true); err != nil {
 		return nil, connectError(err)
 	}
 	return connect.NewResponse(&process.CloseStdinResponse{}), nil
+}
+
+// Update resizes the process's terminal; without a pty it changes nothing, as envd's.
+func (s *processService) Update(ctx context.Context, req *connect.Request[process.UpdateRequest]) (*connect.Response[process.UpdateResponse], error) {
+	p, id, err := s.target(ctx, req.Msg.GetProcess())
+	if err != nil {
+		return nil, err
+	}
+	if req.Msg.Pty != nil {
+		if err := p.resize(ctx, id, sizeOf(req.Msg.GetPty())); err != nil {
+			return nil, connectError(err)
+		}
+	}
+	return connect.NewResponse(&process.UpdateResponse{}), nil
 }

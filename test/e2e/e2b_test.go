@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -316,10 +317,100 @@ var _ = Describe("the E2B gateway's envd", func() {
 		Expect(err).NotTo(HaveOccurred())
 		_, err = fsc.Stat(bg, envdRequest(c, id, &filesystem.StatRequest{Path: "/workspace/d"}))
 		Expect(connect.CodeOf(err)).To(Equal(connect.CodeNotFound))
-		watch, err := fsc.WatchDir(bg, envdRequest(c, id, &filesystem.WatchDirRequest{Path: "/workspace"}))
-		Expect(err).NotTo(HaveOccurred(), "a server stream reports its error at the first receive")
-		Expect(watch.Receive()).To(BeFalse())
-		Expect(connect.CodeOf(watch.Err())).To(Equal(connect.CodeUnimplemented), "not served yet")
+
+		// The watchers look through the files subresource (docs/e2b.md, "Watching directories").
+		_, err = fsc.MakeDir(bg, envdRequest(c, id, &filesystem.MakeDirRequest{Path: "/workspace/w"}))
+		Expect(err).NotTo(HaveOccurred())
+		polled, err := fsc.CreateWatcher(bg, envdRequest(c, id, &filesystem.CreateWatcherRequest{Path: "/workspace/w"}))
+		Expect(err).NotTo(HaveOccurred())
+		wctx, stop := context.WithTimeout(bg, 2*time.Minute)
+		defer stop()
+		watch, err := fsc.WatchDir(wctx, envdRequest(c, id, &filesystem.WatchDirRequest{Path: "/workspace/w", Recursive: true}))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(watch.Receive()).To(BeTrue(), "%v", watch.Err())
+		Expect(watch.Msg().GetStart()).NotTo(BeNil())
+		h = c.envd(id)
+		h.Set("Content-Type", "application/octet-stream")
+		code, out = c.do(http.MethodPost, "/files?path=/workspace/w/new.txt", h, strings.NewReader("hello"))
+		Expect(code).To(Equal(http.StatusOK), string(out))
+		// The data plane writes a temporary file and renames it over new.txt: a look may see either.
+		var seen []string
+		for !slices.Contains(seen, "EVENT_TYPE_CREATE new.txt") && watch.Receive() {
+			if ev := watch.Msg().GetFilesystem(); ev != nil {
+				seen = append(seen, ev.GetType().String()+" "+ev.GetName())
+			}
+		}
+		Expect(seen).To(ContainElement("EVENT_TYPE_CREATE new.txt"), "%v", watch.Err())
+		stop()
+		Eventually(func() []string {
+			r, err := fsc.GetWatcherEvents(bg, envdRequest(c, id, &filesystem.GetWatcherEventsRequest{WatcherId: polled.Msg.GetWatcherId()}))
+			Expect(err).NotTo(HaveOccurred())
+			var names []string
+			for _, ev := range r.Msg.GetEvents() {
+				names = append(names, ev.GetType().String()+" "+ev.GetName())
+			}
+			return names
+		}).Should(ContainElement("EVENT_TYPE_CREATE new.txt"))
+		_, err = fsc.RemoveWatcher(bg, envdRequest(c, id, &filesystem.RemoveWatcherRequest{WatcherId: polled.Msg.GetWatcherId()}))
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("runs a shell on a terminal of the size asked, resizes it and selects it by tag", func() {
+		c, _, id := e2bSandbox()
+		pc := processconnect.NewProcessClient(http.DefaultClient, c.url, connect.WithProtoJSON())
+		bg, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		sh, err := pc.Start(bg, envdRequest(c, id, &process.StartRequest{Process: &process.ProcessConfig{Cmd: "/bin/sh"},
+			Pty: &process.PTY{Size: &process.PTY_Size{Cols: 100, Rows: 30}}, Tag: ptr.To("term")}))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sh.Receive()).To(BeTrue(), "%v", sh.Err())
+		Expect(sh.Msg().GetEvent().GetStart().GetPid()).NotTo(BeZero())
+		screen := make(chan string, 256)
+		ended := make(chan *process.ProcessEvent_EndEvent, 1)
+		go func() {
+			defer GinkgoRecover()
+			for sh.Receive() {
+				ev := sh.Msg().GetEvent()
+				Expect(ev.GetData().GetStdout()).To(BeEmpty(), "a terminal's output is pty data")
+				if b := ev.GetData().GetPty(); len(b) > 0 {
+					screen <- string(b)
+				}
+				if e := ev.GetEnd(); e != nil {
+					ended <- e
+				}
+			}
+		}()
+		var shown strings.Builder
+		shows := func(want string) {
+			GinkgoHelper()
+			Eventually(func() string {
+				for {
+					select {
+					case b := <-screen:
+						shown.WriteString(b)
+					default:
+						return shown.String()
+					}
+				}
+			}).WithTimeout(30 * time.Second).Should(ContainSubstring(want))
+		}
+		byTag := &process.ProcessSelector{Selector: &process.ProcessSelector_Tag{Tag: "term"}}
+		typing := func(text string) {
+			GinkgoHelper()
+			_, err := pc.SendInput(bg, envdRequest(c, id, &process.SendInputRequest{Process: byTag, Input: &process.ProcessInput{Input: &process.ProcessInput_Pty{Pty: []byte(text)}}}))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		typing("stty size\n")
+		shows("30 100")
+		_, err = pc.Update(bg, envdRequest(c, id, &process.UpdateRequest{Process: byTag, Pty: &process.PTY{Size: &process.PTY_Size{Cols: 120, Rows: 40}}}))
+		Expect(err).NotTo(HaveOccurred())
+		typing("stty size\n")
+		shows("40 120")
+		listed, err := pc.List(bg, envdRequest(c, id, &process.ListRequest{}))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(listed.Msg.GetProcesses()).To(ContainElement(HaveField("Tag", HaveValue(Equal("term")))))
+		typing("exit 7\n")
+		Eventually(ended).WithTimeout(30 * time.Second).Should(Receive(HaveField("ExitCode", BeEquivalentTo(7))))
 	})
 
 	It("feeds a process its input, lists it and kills it with a signal", func() {

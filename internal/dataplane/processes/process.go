@@ -24,6 +24,10 @@ type Process struct {
 	EndTime    *metav1.Time `json:"endTime,omitempty"`
 	ExitCode   *int         `json:"exitCode,omitempty"` // once it exited
 	Error      string       `json:"error,omitempty"`    // why it ended otherwise (its container stopped, the agent stopped)
+	// TTY: it runs on a terminal, whose output is all on stdout and whose input is stdin.
+	TTY bool `json:"tty,omitempty"`
+	// Tag is the caller's own label for it (at most MaxTagBytes), which the data plane only keeps.
+	Tag string `json:"tag,omitempty"`
 	// StdoutBytes and StderrBytes count what a background process wrote, kept or not (the last OutputBytes
 	// are); StdoutDropped and StderrDropped how many of the first of them are no longer kept.
 	StdoutBytes   int64 `json:"stdoutBytes"`
@@ -49,6 +53,8 @@ type Entry struct {
 	stderr     *Output
 	stdin      *io.PipeWriter // background with stdin only
 	stdinMu    sync.Mutex     // one writer of stdin at a time
+	tag        string
+	resize     chan dd.TermSize // a terminal's sizes (OpenTerminal); nil: no terminal
 
 	finished sync.Once
 	mu       sync.Mutex
@@ -103,6 +109,50 @@ func (p *Entry) OpenStdin() io.Reader {
 	return pr
 }
 
+// MaxTagBytes bounds a process's tag.
+const MaxTagBytes = 256
+
+// SetTag labels the process (before Table.Add).
+func (p *Entry) SetTag(tag string) error {
+	if len(tag) > MaxTagBytes {
+		return fmt.Errorf("a tag is at most %d bytes, not %d", MaxTagBytes, len(tag))
+	}
+	p.tag = tag
+	return nil
+}
+
+// OpenTerminal gives the process a terminal of the given size (before it starts): its input is opened, and
+// it returns the channel of sizes for the command (dd.StreamExecRequest.Resize), which holds the first.
+func (p *Entry) OpenTerminal(size dd.TermSize) <-chan dd.TermSize {
+	// One pending size: the driver applies sizes as they come, and a new one waits for the last to be taken.
+	p.resize = make(chan dd.TermSize, 1)
+	p.resize <- size
+	return p.resize
+}
+
+// ErrNoTerminal: the process runs without a terminal, which alone has a size.
+var ErrNoTerminal = errors.New("the process has no terminal")
+
+// Resize gives the process's terminal a new size, waiting for the last one to be taken.
+func (p *Entry) Resize(ctx context.Context, size dd.TermSize) error {
+	if p.resize == nil {
+		return ErrNoTerminal
+	}
+	select {
+	case <-p.ended:
+		return ErrEnded
+	default:
+	}
+	select {
+	case p.resize <- size:
+		return nil
+	case <-p.ended:
+		return ErrEnded
+	case <-ctx.Done():
+		return fmt.Errorf("resizing the terminal of process %s: %w", p.id, ctx.Err())
+	}
+}
+
 // ErrNoStdin: the process was started without an input.
 var ErrNoStdin = errors.New("the process has no input")
 
@@ -151,7 +201,7 @@ func (p *Entry) View() Process {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	v := Process{ID: p.id, Command: p.command, Background: p.background, Running: p.endTime.IsZero(),
-		StartTime: metav1.NewTime(p.started), ExitCode: p.code, Error: p.err}
+		StartTime: metav1.NewTime(p.started), ExitCode: p.code, Error: p.err, TTY: p.resize != nil, Tag: p.tag}
 	if !p.endTime.IsZero() {
 		end := metav1.NewTime(p.endTime)
 		v.EndTime = &end
