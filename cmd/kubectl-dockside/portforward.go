@@ -92,7 +92,7 @@ func portForward(ctx context.Context, k *kubeFlags, sandbox, service, address st
 	// As kubectl: SPDY tunnelled through a WebSocket, unless KUBECTL_PORT_FORWARD_WEBSOCKETS is false.
 	dialer, err := forwardclient.Dialer(cfg, u, !strings.EqualFold(os.Getenv("KUBECTL_PORT_FORWARD_WEBSOCKETS"), "false"))
 	if err != nil {
-		return err
+		return fmt.Errorf("port-forward to %s: %w", sandbox, err)
 	}
 	c, was := sandboxNow(ctx, k, client.ObjectKey{Namespace: ns, Name: sandbox})
 	ready := make(chan struct{})

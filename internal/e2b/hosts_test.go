@@ -95,7 +95,9 @@ func hostGateway(t *testing.T, app *httptest.Server) (*httptest.Server, *dialed)
 // closedPort is a forwarded connection to a port nothing listens on: the data plane's refusal at the first read.
 type closedPort struct{ net.Conn }
 
-func (closedPort) Read([]byte) (int, error)         { return 0, &forwardclient.PortError{Message: "connection refused"} }
+func (closedPort) Read([]byte) (int, error) {
+	return 0, &forwardclient.PortError{Message: "connection refused"}
+}
 func (closedPort) Write(b []byte) (int, error)      { return len(b), nil }
 func (closedPort) Close() error                     { return nil }
 func (closedPort) SetDeadline(time.Time) error      { return nil }

@@ -4,24 +4,19 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/dockside-dev/dockside/internal/localcluster/pki"
 )
 
 // webTemplate is a template whose Sandboxes have a network address, so that their ports can be reached
@@ -35,32 +30,20 @@ spec:
     network: {mode: Isolated}
 `
 
-// selfSigned writes a certificate for *.domain and domain, signed by itself, and its key, and returns their
-// files and a pool that trusts it: what docs/e2b.md's openssl command makes, in Go.
+// selfSigned writes a certificate for *.domain and domain (and 127.0.0.1), issued by a CA of its own, and its
+// key, and returns their files and a pool that trusts that CA: what docs/e2b.md's openssl command makes.
 func selfSigned(domain string) (string, string, *x509.CertPool) {
 	GinkgoHelper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := pki.NewCA("e2b test CA")
 	Expect(err).NotTo(HaveOccurred())
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: domain},
-		DNSNames: []string{"*." + domain, domain}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	Expect(err).NotTo(HaveOccurred())
-	keyDER, err := x509.MarshalECPrivateKey(key)
+	certPEM, keyPEM, err := ca.Issue(pki.Leaf{CommonName: domain, DNSNames: []string{"*." + domain, domain},
+		IPs: []net.IP{net.IPv4(127, 0, 0, 1)}, Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	Expect(err).NotTo(HaveOccurred())
 	dir := GinkgoT().TempDir()
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	Expect(os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)).To(Succeed())
-	Expect(os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)).To(Succeed())
-	cert, err := x509.ParseCertificate(der)
-	Expect(err).NotTo(HaveOccurred())
+	Expect(pki.WriteFiles(dir, map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM})).To(Succeed())
 	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
+	pool.AddCert(ca.Cert)
+	return filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), pool
 }
 
 var _ = Describe("the E2B gateway's sandbox hosts", func() {
