@@ -66,10 +66,28 @@ func (g *Gateway) sandboxHost(host string) (port int, id string, ok bool, err er
 
 type hostSandboxKey struct{}
 
-// routeHost serves a request by its host when the host names a sandbox's port: envd's port goes to the
-// gateway's own envd, any other to the Sandbox's port through the data plane. It says whether it served.
+// headerPort reads the E2b-Sandbox-Port header, which E2B's proxy also routes by, with E2b-Sandbox-Id, when
+// one URL serves every sandbox: ok is false without both headers, err is set for a port that is no port.
+func headerPort(r *http.Request) (port int, id string, ok bool, err error) {
+	p, id := r.Header.Get("E2b-Sandbox-Port"), r.Header.Get("E2b-Sandbox-Id")
+	if p == "" || id == "" {
+		return 0, "", false, nil
+	}
+	port, convErr := strconv.Atoi(p)
+	if convErr != nil || port < 1 || port > 65535 {
+		return 0, "", true, errorf(http.StatusBadRequest, "E2b-Sandbox-Port %q is not a port (1 to 65535)", p)
+	}
+	return port, id, true, nil
+}
+
+// routeHost serves a request by its host when the host names a sandbox's port (or, on any other host, by
+// the E2b-Sandbox-Id and E2b-Sandbox-Port headers): envd's port goes to the gateway's own envd, any other to
+// the Sandbox's port through the data plane. It says whether it served.
 func (g *Gateway) routeHost(w http.ResponseWriter, r *http.Request) bool {
 	port, id, ok, err := g.sandboxHost(r.Host)
+	if !ok {
+		port, id, ok, err = headerPort(r)
+	}
 	switch {
 	case !ok:
 		return false

@@ -305,3 +305,19 @@ func TestCreateMarksSecureAndPrivateTraffic(t *testing.T) {
 	g.Expect(networkRules(json.RawMessage(`{"allowOut":["1.1.1.1"]}`))).To(BeTrue())
 	g.Expect(networkRules(json.RawMessage(`[1]`))).To(BeTrue())
 }
+
+func TestOneURLRoutesToAPortByHeaders(t *testing.T) {
+	g := NewWithT(t)
+	app, got := echoApp(t)
+	gw, d := hostGateway(t, app)
+	code, body := get(t, gw.URL, "api.e2b.local", "/x", map[string]string{"X-Access-Token": "key-a", "E2b-Sandbox-Id": "web", "E2b-Sandbox-Port": "3000"})
+	g.Expect(code).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(Equal("app says /x"))
+	g.Expect((<-got).header.Get("E2b-Sandbox-Port")).To(BeEmpty())
+	code, body = get(t, gw.URL, "127.0.0.1", "/envs", map[string]string{"X-Access-Token": "key-a", "E2b-Sandbox-Id": "web", "E2b-Sandbox-Port": "49983"})
+	g.Expect(code).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(MatchJSON(`{"A":"1"}`), "envd's port is the gateway's own envd")
+	code, body = get(t, gw.URL, "127.0.0.1", "/", map[string]string{"X-Access-Token": "key-a", "E2b-Sandbox-Id": "web", "E2b-Sandbox-Port": "http"})
+	g.Expect(code).To(Equal(http.StatusBadRequest), body)
+	g.Expect(d.all()).To(Equal([]string{"ns-a/web:3000"}))
+}
