@@ -131,7 +131,12 @@ func portKeyOf(r *http.Request) string {
 // its own, WebSocket upgrades included.
 func (g *Gateway) proxyPort(w http.ResponseWriter, r *http.Request, id string, port int) {
 	ctx := r.Context()
-	c, err := g.ids.resolve(ctx, portKeyOf(r))
+	key := portKeyOf(r)
+	if key == "" {
+		writeError(w, errorf(http.StatusUnauthorized, "missing key: a sandbox's ports take a Kubernetes token as X-Access-Token or X-API-Key (docs/e2b.md, \"Ports of a sandbox\")"))
+		return
+	}
+	c, err := g.ids.resolve(ctx, key)
 	if err != nil {
 		writeError(w, err)
 		return
