@@ -25,6 +25,11 @@ NODE ?= $(shell hostname)
 DATAPLANE_PORT ?= 9443
 # Loopback port of make run's E2B gateway (docs/e2b.md): E2B_API_URL and E2B_SANDBOX_URL point at it.
 E2B_PORT ?= 3000
+# Optional for make run's E2B gateway (docs/e2b.md, "TLS"): its --domain, and a PEM certificate and key to serve
+# HTTPS with; empty, it serves plain HTTP with no domain.
+E2B_DOMAIN ?=
+E2B_TLS_CERT ?=
+E2B_TLS_KEY ?=
 # Extra flags for make run's agent, e.g. AGENT_FLAGS="--host-firewall=false --capacity=20".
 AGENT_FLAGS ?=
 # GVISOR=1 makes gVisor the default runtime of make run's agent (docs/deploy.md, "Running Sandboxes under gVisor"):
@@ -105,7 +110,7 @@ test-e2e: check-docker controlplane images build ## The real agent binary, real 
 run: check-docker controlplane images build ## Local control plane + the agent on this machine's Docker + the E2B gateway; Ctrl-C stops all.
 	@# A failure inside the agent's command line would not stop make: the check runs on a line of its own first.
 	@if [ -n "$(GVISOR)" ]; then bash hack/ensure-gvisor.sh >/dev/null; fi
-	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -dataplane-port $(DATAPLANE_PORT) -cert-dir .local/pki -peer-node $(NODE) -e2b-gateway bin/dockside-e2b -e2b-listen 127.0.0.1:$(E2B_PORT) -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints --zap-encoder=console --metrics-bind-address=127.0.0.1:8080 --metrics-secure=false --dataplane-bind-address=127.0.0.1:$(DATAPLANE_PORT) --dataplane-cert-dir=.local/pki/dataplane --dataplane-peer-cert-dir=.local/pki/peers/$(NODE) --image-gc-high-threshold=100 $(GVISOR_FLAGS) $(AGENT_FLAGS)
+	KUBEBUILDER_ASSETS="$(ASSETS)" bin/dockside-dev -data-dir .local/etcd -kubeconfig .local/kubeconfig -dataplane-port $(DATAPLANE_PORT) -cert-dir .local/pki -peer-node $(NODE) -e2b-gateway bin/dockside-e2b -e2b-listen 127.0.0.1:$(E2B_PORT) $(if $(E2B_DOMAIN),-e2b-domain $(E2B_DOMAIN)) $(if $(E2B_TLS_CERT),-e2b-tls-cert $(E2B_TLS_CERT) -e2b-tls-key $(E2B_TLS_KEY)) -- bin/dockside-agent --node-name=$(NODE) --kubeconfig=.local/kubeconfig --checkpoint-dir=.local/checkpoints --zap-encoder=console --metrics-bind-address=127.0.0.1:8080 --metrics-secure=false --dataplane-bind-address=127.0.0.1:$(DATAPLANE_PORT) --dataplane-cert-dir=.local/pki/dataplane --dataplane-peer-cert-dir=.local/pki/peers/$(NODE) --image-gc-high-threshold=100 $(GVISOR_FLAGS) $(AGENT_FLAGS)
 
 stop: ## Stop what `make run` started, from another terminal.
 	@go run ./cmd/dockside-dev stop -pid-file .local/run.pids

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +21,9 @@ type runConfig struct {
 	// gatewayBin is the E2B gateway's binary (docs/e2b.md); empty runs none. It serves on gatewayListen.
 	gatewayBin    string
 	gatewayListen string
+	// gatewayDomain, gatewayCert and gatewayKey give the gateway --domain and a certificate (docs/e2b.md,
+	// "TLS"); empty, it serves plain HTTP with no domain.
+	gatewayDomain, gatewayCert, gatewayKey string
 }
 
 // parseArgs reads a run's flags; errors (and -h) are reported on out with the usage.
@@ -47,13 +51,20 @@ func parseArgs(args []string, out io.Writer) (runConfig, error) {
 		return nil
 	})
 	fs.StringVar(&cfg.gatewayBin, "e2b-gateway", "", "the E2B gateway's binary (bin/dockside-e2b), run with the kubeconfig until the run ends; empty runs none")
-	fs.StringVar(&cfg.gatewayListen, "e2b-listen", "127.0.0.1:3000", "address the E2B gateway serves on (plain HTTP: keep it on loopback)")
+	fs.StringVar(&cfg.gatewayListen, "e2b-listen", "127.0.0.1:3000", "address the E2B gateway serves on (plain HTTP without -e2b-tls-cert: keep it on loopback)")
+	fs.StringVar(&cfg.gatewayDomain, "e2b-domain", "", "the E2B gateway's --domain (E2B_DOMAIN: hosts <port>-<sandboxID>.<domain>); empty: none")
+	fs.StringVar(&cfg.gatewayCert, "e2b-tls-cert", "", "PEM certificate the E2B gateway serves HTTPS with (with -e2b-tls-key); empty: plain HTTP")
+	fs.StringVar(&cfg.gatewayKey, "e2b-tls-key", "", "PEM key of -e2b-tls-cert")
 	fs.Usage = func() {
 		fmt.Fprintln(out, "usage: dockside-dev [flags] [-- agent command...] | dockside-dev stop [-pid-file F]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return runConfig{}, fmt.Errorf("reading the command line: %w", err)
+	}
+	if (cfg.gatewayCert == "") != (cfg.gatewayKey == "") {
+		fs.Usage()
+		return runConfig{}, errors.New("-e2b-tls-cert and -e2b-tls-key go together")
 	}
 	if dp.Port != 0 {
 		cfg.opts.Dataplane = &dp
@@ -67,7 +78,14 @@ func (c runConfig) gatewayArgv(kubeconfig string) []string {
 	if c.gatewayBin == "" {
 		return nil
 	}
-	return []string{c.gatewayBin, "--kubeconfig=" + kubeconfig, "--listen=" + c.gatewayListen}
+	argv := []string{c.gatewayBin, "--kubeconfig=" + kubeconfig, "--listen=" + c.gatewayListen}
+	if c.gatewayDomain != "" {
+		argv = append(argv, "--domain="+c.gatewayDomain)
+	}
+	if c.gatewayCert != "" {
+		argv = append(argv, "--tls-cert-file="+c.gatewayCert, "--tls-key-file="+c.gatewayKey)
+	}
+	return argv
 }
 
 // hint is what a person pastes into another terminal to reach the run: kubectl's kubeconfig and, with the
@@ -78,9 +96,18 @@ func (c runConfig) hint(kubeconfig string) string {
 	fmt.Fprintf(&b, ">> control plane is up. In another terminal:\n\n    export KUBECONFIG=%s\n\n", kubeconfig)
 	if c.gatewayBin != "" {
 		url := "http://" + c.gatewayListen
+		if c.gatewayCert != "" {
+			url = "https://" + c.gatewayListen
+		}
 		fmt.Fprintf(&b, ">> E2B's SDKs reach the gateway with (the key is a ServiceAccount's token, docs/e2b.md):\n\n"+
-			"    export E2B_API_URL=%s\n    export E2B_SANDBOX_URL=%s\n"+
-			"    export E2B_API_KEY=$(kubectl create token agent -n team-a --duration=24h)\n\n", url, url)
+			"    export E2B_API_URL=%s\n    export E2B_SANDBOX_URL=%s\n", url, url)
+		if c.gatewayDomain != "" {
+			fmt.Fprintf(&b, "    export E2B_DOMAIN=%s\n", c.gatewayDomain)
+		}
+		if c.gatewayCert != "" { // the clients must trust it (docs/e2b.md, "TLS")
+			fmt.Fprintf(&b, "    export SSL_CERT_FILE=%s\n", absPath(c.gatewayCert))
+		}
+		fmt.Fprintf(&b, "    export E2B_API_KEY=$(kubectl create token agent -n team-a --duration=24h)\n\n")
 	}
 	return b.String()
 }

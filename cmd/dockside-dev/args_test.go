@@ -83,3 +83,33 @@ func TestHintWithGateway(t *testing.T) {
 		t.Errorf("KUBECONFIG comes after the key:\n%s", hint)
 	}
 }
+
+// With a domain and a certificate the gateway serves HTTPS and host routing, and the hint says so: https
+// URLs, E2B_DOMAIN and the certificate to trust; a certificate without its key is refused.
+func TestGatewayDomainAndTLS(t *testing.T) {
+	cfg, err := parseArgs([]string{"-e2b-gateway", "bin/dockside-e2b", "-e2b-listen", "127.0.0.1:3443",
+		"-e2b-domain", "e2b.localhost", "-e2b-tls-cert", "/pki/tls.crt", "-e2b-tls-key", "/pki/tls.key"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.gatewayArgv("/abs/kubeconfig")
+	want := []string{"bin/dockside-e2b", "--kubeconfig=/abs/kubeconfig", "--listen=127.0.0.1:3443",
+		"--domain=e2b.localhost", "--tls-cert-file=/pki/tls.crt", "--tls-key-file=/pki/tls.key"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("gateway argv = %q, want %q", got, want)
+	}
+	hint := cfg.hint("/abs/kubeconfig")
+	for _, want := range []string{
+		"export E2B_API_URL=https://127.0.0.1:3443\n",
+		"export E2B_SANDBOX_URL=https://127.0.0.1:3443\n",
+		"export E2B_DOMAIN=e2b.localhost\n",
+		"export SSL_CERT_FILE=/pki/tls.crt\n",
+	} {
+		if !strings.Contains(hint, want) {
+			t.Errorf("hint lacks %q:\n%s", want, hint)
+		}
+	}
+	if _, err := parseArgs([]string{"-e2b-tls-cert", "/pki/tls.crt"}, &bytes.Buffer{}); err == nil {
+		t.Fatal("a certificate without its key was taken")
+	}
+}

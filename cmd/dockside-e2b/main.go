@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,13 +35,18 @@ func main() {
 }
 
 func run() error {
-	listen := flag.String("listen", "127.0.0.1:3000", "address to serve E2B's API on (plain HTTP: put TLS in front of it)")
+	listen := flag.String("listen", "127.0.0.1:3000", "address to serve E2B's API on (plain HTTP unless --tls-cert-file and --tls-key-file are given)")
+	certFile := flag.String("tls-cert-file", "", "PEM certificate (chain) to serve HTTPS with, for the gateway's hosts: api.<domain> and *.<domain> (docs/e2b.md, \"TLS\")")
+	keyFile := flag.String("tls-key-file", "", "PEM private key of --tls-cert-file")
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig naming the API server and its CA; its credentials are not used. Empty: in-cluster")
 	namespace := flag.String("namespace", "", "namespace of a key whose identity is not a ServiceAccount")
-	domain := flag.String("domain", "", "E2B domain to answer sandboxes with (hosts 49983-<id>.<domain>); empty: clients use E2B_SANDBOX_URL")
+	domain := flag.String("domain", "", "E2B domain (E2B_DOMAIN): sandboxes are answered with it, and hosts <port>-<sandboxID>.<domain> reach their ports; empty: clients use E2B_SANDBOX_URL")
 	createWait := flag.Duration("create-wait", 2*time.Minute, "how long create, resume and connect wait for a Sandbox to be Ready")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New())
+	if (*certFile == "") != (*keyFile == "") {
+		return errors.New("--tls-cert-file and --tls-key-file go together")
+	}
 
 	cfg, err := apiConfig(*kubeconfig)
 	if err != nil {
@@ -66,8 +72,19 @@ func run() error {
 		defer cancel()
 		_ = srv.Shutdown(shut)
 	}()
-	fmt.Fprintf(os.Stderr, "dockside-e2b %s serving E2B's API on http://%s\n", version.String(), *listen)
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	urlScheme := "http"
+	serve := srv.ListenAndServe
+	if *certFile != "" {
+		// Loaded once: a renewed certificate is served after a restart (config/e2b rolls the Deployment).
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			return fmt.Errorf("reading the TLS certificate: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		urlScheme, serve = "https", func() error { return srv.ListenAndServeTLS("", "") }
+	}
+	fmt.Fprintf(os.Stderr, "dockside-e2b %s serving E2B's API on %s://%s\n", version.String(), urlScheme, *listen)
+	if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serving: %w", err)
 	}
 	return nil

@@ -5,19 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/transport/spdy"
-	"k8s.io/streaming/pkg/httpstream"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
+	"github.com/dockside-dev/dockside/internal/dataplane/forwardclient"
 )
 
 const portForwardUsage = `Usage: kubectl dockside port-forward [flags] SANDBOX [SERVICE:]PORT [LOCAL]
@@ -92,9 +89,10 @@ func portForward(ctx context.Context, k *kubeFlags, sandbox, service, address st
 	if service != "" {
 		u.RawQuery = url.Values{"service": {service}}.Encode()
 	}
-	dialer, err := forwardDialer(cfg, u)
+	// As kubectl: SPDY tunnelled through a WebSocket, unless KUBECTL_PORT_FORWARD_WEBSOCKETS is false.
+	dialer, err := forwardclient.Dialer(cfg, u, !strings.EqualFold(os.Getenv("KUBECTL_PORT_FORWARD_WEBSOCKETS"), "false"))
 	if err != nil {
-		return err
+		return fmt.Errorf("port-forward to %s: %w", sandbox, err)
 	}
 	c, was := sandboxNow(ctx, k, client.ObjectKey{Namespace: ns, Name: sandbox})
 	ready := make(chan struct{})
@@ -125,24 +123,4 @@ func sandboxNow(ctx context.Context, k *kubeFlags, key client.ObjectKey) (client
 		return c, nil
 	}
 	return c, sbx
-}
-
-// forwardDialer dials as kubectl port-forward (1.31 and later) does: SPDY tunnelled through a WebSocket,
-// falling back to SPDY when the upgrade is refused, unless KUBECTL_PORT_FORWARD_WEBSOCKETS is false.
-func forwardDialer(cfg *rest.Config, u *url.URL) (httpstream.Dialer, error) {
-	transport, upgrader, err := spdy.RoundTripperFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("the SPDY transport: %w", err)
-	}
-	dialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
-	if strings.EqualFold(os.Getenv("KUBECTL_PORT_FORWARD_WEBSOCKETS"), "false") {
-		return dialer, nil
-	}
-	tunnel, err := portforward.NewSPDYOverWebsocketDialerForStreaming(u, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("the WebSocket transport: %w", err)
-	}
-	return portforward.NewFallbackDialerForStreaming(tunnel, dialer, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	}), nil
 }

@@ -23,6 +23,7 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/dockerdriver/fake"
+	"github.com/dockside-dev/dockside/internal/dataplane/forwardclient"
 )
 
 // loopbackIP is the fake driver with every running container at 127.0.0.1, where the test listens.
@@ -200,6 +201,47 @@ func TestPortForwardEndsWithItsSandbox(t *testing.T) {
 			_, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", local))
 			g.Expect(err).To(HaveOccurred(), "the local port is closed")
 			g.Expect(accepted.Load()).To(BeEquivalentTo(1), "only the connection made before reached the address")
+		})
+	}
+}
+
+// forwardclient.Dial, the E2B gateway's way to a port (docs/e2b.md), reaches the port over either protocol,
+// and a port nothing listens on reads as the server's refusal, not as a connection the port closed.
+func TestForwardClientDialsOnePort(t *testing.T) {
+	for _, websockets := range []bool{true, false} {
+		t.Run(fmt.Sprintf("websockets=%v", websockets), func(t *testing.T) {
+			g := NewWithT(t)
+			echo, _ := lineEcho(t)
+			d, _ := runningPrimary(t)
+			sbx := primarySandbox()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				servePortForward(w, r, loopbackIP{d}, sbx)
+			}))
+			t.Cleanup(srv.Close)
+			u, err := url.Parse(srv.URL + "/portforward")
+			g.Expect(err).NotTo(HaveOccurred())
+			dialer, err := forwardclient.Dialer(&rest.Config{Host: srv.URL}, u, websockets)
+			g.Expect(err).NotTo(HaveOccurred())
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+
+			conn, err := forwardclient.Dial(ctx, dialer, echo)
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = fmt.Fprintln(conn, "one port")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(bufio.NewReader(conn).ReadString('\n')).To(Equal("one port\n"))
+			g.Expect(conn.Close()).To(Succeed())
+
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			g.Expect(err).NotTo(HaveOccurred())
+			closed := ln.Addr().(*net.TCPAddr).Port
+			g.Expect(ln.Close()).To(Succeed())
+			conn, err = forwardclient.Dial(ctx, dialer, closed)
+			g.Expect(err).NotTo(HaveOccurred())
+			defer conn.Close()
+			_, err = conn.Read(make([]byte, 1))
+			g.Expect(forwardclient.IsPortError(err)).To(BeTrue(), "got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring("connecting to port"))
 		})
 	}
 }

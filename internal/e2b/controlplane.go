@@ -96,7 +96,7 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, errorf(http.StatusBadRequest, "allow_internet_access is false but template %q gives its Sandboxes network mode Unrestricted: use a template of mode None", tpl.Name))
 		return
 	}
-	meta, err := json.Marshal(req.Metadata)
+	marks, err := marksOf(req)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -109,9 +109,9 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, c *caller) {
 	var name string
 	var made client.Object
 	if pool != "" {
-		name, made, err = g.claim(ctx, c, pool, tpl.Name, string(meta), req.EnvVars, timeout)
+		name, made, err = g.claim(ctx, c, pool, tpl.Name, marks, req.EnvVars, timeout)
 	} else {
-		name, made, err = g.cold(ctx, c, &tpl, string(meta), req.EnvVars, timeout)
+		name, made, err = g.cold(ctx, c, &tpl, marks, req.EnvVars, timeout)
 	}
 	var sbx *dsv1alpha1.Sandbox
 	if err == nil {
@@ -125,7 +125,34 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, g.created(c, tpl.Name, name))
+	writeJSON(w, http.StatusCreated, g.created(c, tpl.Name, name, marks))
+}
+
+// marksOf are the annotations a create writes on its Sandbox: its metadata, and what secure and
+// network.allowPublicTraffic false ask for (docs/e2b.md, "Ports of a sandbox").
+func marksOf(req newSandbox) (map[string]string, error) {
+	meta, err := json.Marshal(req.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the metadata: %w", err)
+	}
+	marks := map[string]string{AnnotationMetadata: string(meta)}
+	if req.Secure {
+		marks[AnnotationSecure] = "true"
+	}
+	var network struct {
+		AllowPublicTraffic *bool `json:"allowPublicTraffic"`
+	}
+	if given(req.Network) {
+		_ = json.Unmarshal(req.Network, &network) // refusedOptions read it already
+	}
+	if network.AllowPublicTraffic != nil && !*network.AllowPublicTraffic {
+		token, err := newTrafficToken()
+		if err != nil {
+			return nil, err
+		}
+		marks[AnnotationTrafficToken] = token
+	}
+	return marks, nil
 }
 
 // refusedOptions refuses the create options the gateway does not serve yet, rather than ignore them.
@@ -133,14 +160,37 @@ func refusedOptions(req newSandbox) error {
 	switch {
 	case req.AutoPause:
 		return errorf(http.StatusBadRequest, "autoPause is not supported yet by Dockside's E2B gateway: give the template spec.sandbox.idlePauseSeconds")
-	case given(req.Network):
-		return errorf(http.StatusBadRequest, "network rules are not supported yet by Dockside's E2B gateway: the template's spec.sandbox.network decides")
+	case networkRules(req.Network):
+		return errorf(http.StatusBadRequest, "network rules are not supported yet by Dockside's E2B gateway: the template's spec.sandbox.network decides (only allowPublicTraffic is taken)")
 	case given(req.MCP):
 		return errorf(http.StatusBadRequest, "mcp is not supported by Dockside's E2B gateway")
 	case given(req.VolumeMounts):
 		return errorf(http.StatusBadRequest, "volumeMounts are not supported by Dockside's E2B gateway")
 	}
 	return nil
+}
+
+// networkRules says whether the network option asks for more than allowPublicTraffic, which is served.
+func networkRules(raw json.RawMessage) bool {
+	if !given(raw) {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return true
+	}
+	for k, v := range fields {
+		switch {
+		case k == "allowPublicTraffic":
+			var b *bool
+			if json.Unmarshal(v, &b) != nil {
+				return true
+			}
+		case given(v) && string(v) != "false":
+			return true
+		}
+	}
+	return false
 }
 
 // given says whether an option asks for something: absent, null, [] and {} do not.
@@ -152,8 +202,13 @@ func given(raw json.RawMessage) bool {
 	return true
 }
 
-func (g *Gateway) created(c *caller, template, name string) createdSandbox {
-	return createdSandbox{TemplateID: template, SandboxID: name, ClientID: clientID, EnvdVersion: envdVersion, EnvdAccessToken: c.token, Domain: g.domainValue()}
+// created is the answer of create, resume and connect; marks are the Sandbox's annotations.
+func (g *Gateway) created(c *caller, template, name string, marks map[string]string) createdSandbox {
+	s := createdSandbox{TemplateID: template, SandboxID: name, ClientID: clientID, EnvdVersion: envdVersion, EnvdAccessToken: c.token, Domain: g.domainValue()}
+	if t := marks[AnnotationTrafficToken]; t != "" {
+		s.TrafficAccessToken = &t
+	}
+	return s
 }
 
 func (g *Gateway) domainValue() any {
@@ -197,12 +252,12 @@ func commandEnv(env map[string]string) []dsv1alpha1.ExecutionEnvVar {
 
 // cold creates a Sandbox of the template's spec: the create's timeout as its deadline, its envVars for every
 // command, its metadata in an annotation.
-func (g *Gateway) cold(ctx context.Context, c *caller, tpl *dsv1alpha1.SandboxTemplate, meta string, env map[string]string, timeout int64) (string, client.Object, error) {
+func (g *Gateway) cold(ctx context.Context, c *caller, tpl *dsv1alpha1.SandboxTemplate, marks map[string]string, env map[string]string, timeout int64) (string, client.Object, error) {
 	sbx := &dsv1alpha1.Sandbox{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "e2b-", Namespace: c.namespace,
 			Labels:      map[string]string{LabelTemplate: tpl.Name},
-			Annotations: map[string]string{AnnotationMetadata: meta},
+			Annotations: marks,
 		},
 		Spec: *tpl.Spec.Sandbox.DeepCopy(),
 	}
@@ -227,12 +282,12 @@ func undo(ctx context.Context, c *caller, made client.Object) {
 
 // claim takes a Sandbox of the pool with a SandboxClaim (warm when the pool has one ready, cold otherwise) and
 // marks it as the gateway's once bound.
-func (g *Gateway) claim(ctx context.Context, c *caller, pool, template, meta string, env map[string]string, timeout int64) (string, client.Object, error) {
+func (g *Gateway) claim(ctx context.Context, c *caller, pool, template string, marks map[string]string, env map[string]string, timeout int64) (string, client.Object, error) {
 	cl := &dsv1alpha1.SandboxClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "e2b-", Namespace: c.namespace,
 			Labels:      map[string]string{LabelTemplate: template},
-			Annotations: map[string]string{AnnotationMetadata: meta},
+			Annotations: map[string]string{AnnotationMetadata: marks[AnnotationMetadata]},
 		},
 		Spec: dsv1alpha1.SandboxClaimSpec{
 			PoolRef:               dsv1alpha1.LocalObjectReference{Name: pool},
@@ -246,12 +301,12 @@ func (g *Gateway) claim(ctx context.Context, c *caller, pool, template, meta str
 	if err := c.client.Create(ctx, cl); err != nil {
 		return "", nil, fromAPI(err, fmt.Sprintf("claiming a Sandbox of pool %q", pool))
 	}
-	name, err := g.bound(ctx, c, cl, template, meta)
+	name, err := g.bound(ctx, c, cl, template, marks)
 	return name, cl, err
 }
 
 // bound waits for the claim to get its Sandbox and marks that Sandbox as the gateway's.
-func (g *Gateway) bound(ctx context.Context, c *caller, cl *dsv1alpha1.SandboxClaim, template, meta string) (string, error) {
+func (g *Gateway) bound(ctx context.Context, c *caller, cl *dsv1alpha1.SandboxClaim, template string, marks map[string]string) (string, error) {
 	key := client.ObjectKeyFromObject(cl)
 	for {
 		if err := c.client.Get(ctx, key, cl); err != nil {
@@ -274,7 +329,9 @@ func (g *Gateway) bound(ctx context.Context, c *caller, cl *dsv1alpha1.SandboxCl
 	}
 	patch := client.MergeFrom(sbx.DeepCopy())
 	metav1.SetMetaDataLabel(&sbx.ObjectMeta, LabelTemplate, template)
-	metav1.SetMetaDataAnnotation(&sbx.ObjectMeta, AnnotationMetadata, meta)
+	for k, v := range marks {
+		metav1.SetMetaDataAnnotation(&sbx.ObjectMeta, k, v)
+	}
 	if err := c.client.Patch(ctx, &sbx, patch); err != nil {
 		return "", fromAPI(err, "marking the claimed Sandbox "+name)
 	}
@@ -584,7 +641,7 @@ func (g *Gateway) resume(connect bool) func(http.ResponseWriter, *http.Request, 
 		if connect && !paused {
 			code = http.StatusOK
 		}
-		writeJSON(w, code, g.created(c, sbx.Labels[LabelTemplate], sbx.Name))
+		writeJSON(w, code, g.created(c, sbx.Labels[LabelTemplate], sbx.Name, sbx.Annotations))
 	}
 }
 

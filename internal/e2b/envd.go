@@ -5,43 +5,39 @@ import (
 	"errors"
 	"net/http"
 	"path"
-	"strings"
 
 	"connectrpc.com/connect"
 
 	"github.com/dockside-dev/dockside/internal/dataplane/filesclient"
 )
 
-// envdPort is the port E2B's SDKs put in the host of envd's URL (49983-<sandboxID>.<domain>).
-const envdPort = "49983"
-
-// envdCall is what an envd request carries besides its body: the caller's key and the sandbox it is for.
+// envdCall is what an envd request carries besides its body: the caller's key, whether it came as
+// X-Access-Token (envd's access token), and the sandbox it is for.
 type envdCall struct {
-	key     string
-	sandbox string
+	key         string
+	accessToken bool
+	sandbox     string
 }
 
 type envdKey struct{}
 
-// withEnvd records the key and the sandbox of an envd request in its context: the sandbox from the
-// E2b-Sandbox-Id header (one URL for every sandbox, E2B_SANDBOX_URL) or the host (E2B_DOMAIN).
+// withEnvd records the key and the sandbox of an envd request in its context: the sandbox from the host
+// (49983-<sandboxID>.<domain>, E2B_DOMAIN; routeHost) or the E2b-Sandbox-Id header (one URL for every
+// sandbox, E2B_SANDBOX_URL).
 func withEnvd(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		call := envdCall{key: keyOf(r), sandbox: sandboxIDOf(r)}
+		call := envdCall{key: keyOf(r), accessToken: r.Header.Get("X-Access-Token") != "", sandbox: sandboxIDOf(r)}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), envdKey{}, call)))
 	})
 }
 
-// sandboxIDOf is the sandbox an envd request is for, "" when it names none.
+// sandboxIDOf is the sandbox an envd request is for, "" when it names none: its host's, when routeHost found
+// one, else its E2b-Sandbox-Id header's.
 func sandboxIDOf(r *http.Request) string {
-	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
+	if id, ok := r.Context().Value(hostSandboxKey{}).(string); ok {
 		return id
 	}
-	host, _, _ := strings.Cut(r.Host, ".")
-	if port, id, ok := strings.Cut(host, "-"); ok && port == envdPort {
-		return id
-	}
-	return ""
+	return r.Header.Get("E2b-Sandbox-Id")
 }
 
 // target is an envd call's caller and its Sandbox's data plane.
@@ -52,6 +48,9 @@ func (g *Gateway) target(ctx context.Context) (*caller, *sandboxPlane, error) {
 	}
 	c, err := g.ids.resolve(ctx, call.key)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := secureRefusal(ctx, c, call); err != nil {
 		return nil, nil, err
 	}
 	p, err := newSandboxPlane(c, call.sandbox)

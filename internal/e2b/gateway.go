@@ -1,8 +1,11 @@
 package e2b
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,8 +35,11 @@ type Gateway struct {
 	ids        *identities
 	domain     string
 	createWait time.Duration
-	mux        *http.ServeMux
-	watchers   *watchers // the filesystem watchers of this gateway (watch.go)
+	mux        *http.ServeMux // every route: the control plane and envd
+	envd       *http.ServeMux // envd's routes alone, for its host (49983-<sandboxID>.<domain>)
+	watchers   *watchers      // the filesystem watchers of this gateway (watch.go)
+	// dialPort opens a connection to a port of a Sandbox for the caller (dialPortForward; tests replace it).
+	dialPort func(ctx context.Context, c *caller, sandbox string, port int) (net.Conn, error)
 }
 
 // New builds the gateway's handler.
@@ -44,8 +50,11 @@ func New(o Options) (*Gateway, error) {
 	if o.CreateWait <= 0 {
 		o.CreateWait = 2 * time.Minute
 	}
-	g := &Gateway{ids: newIdentities(o.API, o.Scheme, o.DefaultNamespace), domain: o.Domain, createWait: o.CreateWait, mux: http.NewServeMux(),
-		watchers: newWatchers(defaultWatchLimits)}
+	g := &Gateway{
+		ids: newIdentities(o.API, o.Scheme, o.DefaultNamespace), domain: strings.ToLower(strings.TrimSuffix(o.Domain, ".")),
+		createWait: o.CreateWait, mux: http.NewServeMux(), envd: http.NewServeMux(), dialPort: dialPortForward,
+		watchers: newWatchers(defaultWatchLimits),
+	}
 	m := g.mux
 	m.HandleFunc("POST /sandboxes", g.authed(g.create))
 	m.HandleFunc("GET /sandboxes", g.authed(g.list))
@@ -59,18 +68,27 @@ func New(o Options) (*Gateway, error) {
 	m.HandleFunc("POST /sandboxes/{id}/connect", g.authed(g.resume(true)))
 
 	pp, ph := processconnect.NewProcessHandler(&processService{g: g})
-	m.Handle(pp, withEnvd(ph))
 	fp, fh := filesystemconnect.NewFilesystemHandler(&filesystemService{g: g})
-	m.Handle(fp, withEnvd(fh))
-	m.Handle("GET /files", withEnvd(http.HandlerFunc(g.files)))
-	m.Handle("POST /files", withEnvd(http.HandlerFunc(g.files)))
-	m.Handle("GET /envs", withEnvd(http.HandlerFunc(g.envs)))
-	m.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	m.HandleFunc("/", notSupported)
+	for _, mux := range []*http.ServeMux{g.mux, g.envd} {
+		mux.Handle(pp, withEnvd(ph))
+		mux.Handle(fp, withEnvd(fh))
+		mux.Handle("GET /files", withEnvd(http.HandlerFunc(g.files)))
+		mux.Handle("POST /files", withEnvd(http.HandlerFunc(g.files)))
+		mux.Handle("GET /envs", withEnvd(http.HandlerFunc(g.envs)))
+		mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+		mux.HandleFunc("/", notSupported)
+	}
 	return g, nil
 }
 
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+// ServeHTTP serves a sandbox's host (<port>-<sandboxID>.<domain>) by its port, and any other host (the
+// control plane's, or one URL for every sandbox's envd) by its path.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.routeHost(w, r) {
+		return
+	}
+	g.mux.ServeHTTP(w, r)
+}
 
 // authed resolves the caller of a control-plane call from its X-API-Key.
 func (g *Gateway) authed(h func(http.ResponseWriter, *http.Request, *caller)) http.HandlerFunc {

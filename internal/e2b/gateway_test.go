@@ -26,8 +26,25 @@ import (
 	"github.com/dockside-dev/dockside/internal/e2b/envdapi/process/processconnect"
 )
 
-// fakeAPI is an API server that knows one key (of ServiceAccount ns-a/agent) and one background process of
-// sandbox sbx, which wrote "hi\n" and exited 3.
+// sandboxes is where the fake API server's Sandboxes are read.
+const sandboxes = "/apis/dockside.dev/v1alpha1/namespaces/ns-a/sandboxes/"
+
+// fixtures are the Sandboxes of the fake API server, by name: one to reach plainly, one whose ports take a
+// traffic access token ("tok"), one created secure, one paused.
+var fixtures = map[string]string{
+	"web":    sandboxJSON("web", `{}`, ""),
+	"locked": sandboxJSON("locked", `{"`+AnnotationTrafficToken+`":"tok"}`, ""),
+	"secure": sandboxJSON("secure", `{"`+AnnotationSecure+`":"true"}`, ""),
+	"sleepy": sandboxJSON("sleepy", `{}`, `"lifecycle":"Paused",`),
+}
+
+func sandboxJSON(name, annotations, spec string) string {
+	return `{"apiVersion":"dockside.dev/v1alpha1","kind":"Sandbox","metadata":{"namespace":"ns-a","name":"` + name +
+		`","annotations":` + annotations + `},"spec":{` + spec + `"image":"i","commandEnv":[{"name":"A","value":"1"}]}}`
+}
+
+// fakeAPI is an API server that knows one key (of ServiceAccount ns-a/agent), the Sandboxes of fixtures, and
+// one background process of sandbox sbx, which wrote "hi\n" and exited 3.
 func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 	t.Helper()
 	var seen []string
@@ -55,6 +72,14 @@ func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 			w.Header().Set("X-Dockside-Output-Start", r.URL.Query().Get("from"))
 		case strings.HasPrefix(r.URL.Path, procs+"/"):
 			_, _ = io.WriteString(w, `{"id":"x","running":false,"exitCode":3,"stdoutBytes":3,"stderrBytes":0}`)
+		case r.URL.Path == "/api": // discovery, for the Sandboxes' REST mapping
+			_, _ = io.WriteString(w, `{"kind":"APIVersions","versions":["v1"]}`)
+		case r.URL.Path == "/apis":
+			_, _ = io.WriteString(w, `{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"dockside.dev","versions":[{"groupVersion":"dockside.dev/v1alpha1","version":"v1alpha1"}],"preferredVersion":{"groupVersion":"dockside.dev/v1alpha1","version":"v1alpha1"}}]}`)
+		case r.URL.Path == "/apis/dockside.dev/v1alpha1":
+			_, _ = io.WriteString(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"dockside.dev/v1alpha1","resources":[{"name":"sandboxes","singularName":"sandbox","namespaced":true,"kind":"Sandbox","verbs":["get","list"]}]}`)
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, sandboxes) && fixtures[strings.TrimPrefix(r.URL.Path, sandboxes)] != "":
+			_, _ = io.WriteString(w, fixtures[strings.TrimPrefix(r.URL.Path, sandboxes)])
 		default:
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = io.WriteString(w, `{"kind":"Status","code":404,"message":"not here"}`)
@@ -205,11 +230,11 @@ func TestSandboxIsNamedByHeaderOrHost(t *testing.T) {
 	r := httptest.NewRequest(http.MethodGet, "/files", nil)
 	r.Header.Set("E2b-Sandbox-Id", "e2b-x1")
 	g.Expect(sandboxIDOf(r)).To(Equal("e2b-x1"))
+	r = r.WithContext(context.WithValue(r.Context(), hostSandboxKey{}, "e2b-x2"))
+	g.Expect(sandboxIDOf(r)).To(Equal("e2b-x2"), "the host's sandbox (routeHost) before the header's")
 	r = httptest.NewRequest(http.MethodGet, "/files", nil)
-	r.Host = "49983-e2b-x2.sandbox.example:8080"
-	g.Expect(sandboxIDOf(r)).To(Equal("e2b-x2"))
-	r.Host = "49999-e2b-x2.sandbox.example"
-	g.Expect(sandboxIDOf(r)).To(BeEmpty())
+	r.Host = "49983-e2b-x3.sandbox.example"
+	g.Expect(sandboxIDOf(r)).To(BeEmpty(), "a host is read only under the gateway's domain, by routeHost")
 }
 
 func TestCommandLinesReadBack(t *testing.T) {

@@ -48,7 +48,9 @@ type createdSandbox struct {
 	ClientID        string `json:"clientID"`
 	EnvdVersion     string `json:"envdVersion"`
 	EnvdAccessToken string `json:"envdAccessToken,omitempty"`
-	Domain          any    `json:"domain"`
+	// TrafficAccessToken is the token the sandbox's ports take (network.allowPublicTraffic false), else null.
+	TrafficAccessToken *string `json:"trafficAccessToken"`
+	Domain             any     `json:"domain"`
 }
 
 // sandboxDetail is E2B's SandboxDetail (GET /sandboxes/{id}); listed entries (ListedSandbox) are the same

@@ -50,7 +50,7 @@ rules:
     resources: [sandboxtemplates, sandboxwarmpools]
     verbs: [get, list]
   - apiGroups: [subresources.dockside.dev]
-    resources: [sandboxes/exec, sandboxes/files, sandboxes/processes]
+    resources: [sandboxes/exec, sandboxes/files, sandboxes/processes, sandboxes/portforward]
     verbs: [get, create, update, delete]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -70,6 +70,8 @@ spec:
 // X-API-Key, Connect's JSON envelopes and /files on envd with E2b-Sandbox-Id and X-Access-Token.
 type e2bClient struct {
 	url, key string
+	// transport reaches the gateway (nil: the default one, for plain HTTP).
+	transport http.RoundTripper
 }
 
 func (c e2bClient) do(method, path string, header http.Header, body io.Reader) (int, []byte) {
@@ -79,7 +81,7 @@ func (c e2bClient) do(method, path string, header http.Header, body io.Reader) (
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
-	resp, err := (&http.Client{Timeout: 3 * time.Minute}).Do(req)
+	resp, err := (&http.Client{Timeout: 3 * time.Minute, Transport: c.transport}).Do(req)
 	Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -134,12 +136,18 @@ func (c e2bClient) start(sandbox string, msg any) ([]map[string]any, map[string]
 // startGateway runs bin/dockside-e2b on a free loopback port against the suite's API server.
 func startGateway() string {
 	GinkgoHelper()
+	return startGatewayOn(http.DefaultTransport, "http")
+}
+
+// startGatewayOn runs bin/dockside-e2b with args, and waits until it answers through transport on scheme.
+func startGatewayOn(transport http.RoundTripper, scheme string, args ...string) string {
+	GinkgoHelper()
 	ports, err := loopback.FreePorts(1)
 	Expect(err).NotTo(HaveOccurred())
 	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	log, err := os.Create(filepath.Join(GinkgoT().TempDir(), "e2b.log"))
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(filepath.Join(agentproc.BinDir(), "dockside-e2b"), "--kubeconfig", cp.Kubeconfig, "--listen", addr)
+	cmd := exec.Command(filepath.Join(agentproc.BinDir(), "dockside-e2b"), append([]string{"--kubeconfig", cp.Kubeconfig, "--listen", addr}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	Expect(cmd.Start()).To(Succeed())
 	DeferCleanup(func() {
@@ -147,9 +155,9 @@ func startGateway() string {
 		_ = cmd.Wait()
 		_ = log.Close()
 	})
-	url := "http://" + addr
+	url := scheme + "://" + addr
 	Eventually(func() (int, error) {
-		resp, err := http.Get(url + "/health")
+		resp, err := (&http.Client{Transport: transport}).Get(url + "/health")
 		if err != nil {
 			return 0, err
 		}

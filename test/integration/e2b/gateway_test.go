@@ -147,6 +147,8 @@ type created struct {
 	ClientID        string `json:"clientID"`
 	EnvdVersion     string `json:"envdVersion"`
 	EnvdAccessToken string `json:"envdAccessToken"`
+	// TrafficAccessToken is null unless the create asked network.allowPublicTraffic false.
+	TrafficAccessToken *string `json:"trafficAccessToken"`
 }
 
 type detail struct {
@@ -230,7 +232,7 @@ var _ = Describe("The E2B gateway", func() {
 		Expect(e.Code).To(Equal(http.StatusNotFound))
 	})
 
-	It("claims from the template's warm pool when there is one, and kills the claim with the sandbox", func() {
+	It("claims from the template's warm pool when there is one, marks it secure and private, and kills the claim with the sandbox", func() {
 		a := newTenant(true)
 		template(a.ns, "base")
 		pool := &dsv1alpha1.SandboxWarmPool{ObjectMeta: metav1.ObjectMeta{Namespace: a.ns, Name: "base-pool"},
@@ -262,8 +264,10 @@ var _ = Describe("The E2B gateway", func() {
 		}()
 
 		var sb created
-		Expect(call(a.key, http.MethodPost, "/sandboxes", map[string]any{"templateID": "base", "timeout": 300, "envVars": map[string]string{"A": "1"}, "metadata": map[string]string{"k": "v"}}, &sb)).To(Equal(http.StatusCreated))
+		Expect(call(a.key, http.MethodPost, "/sandboxes", map[string]any{"templateID": "base", "timeout": 300, "envVars": map[string]string{"A": "1"}, "metadata": map[string]string{"k": "v"},
+			"secure": true, "network": map[string]any{"allowPublicTraffic": false}}, &sb)).To(Equal(http.StatusCreated))
 		Expect(sb.SandboxID).To(Equal(warm.Name))
+		Expect(sb.TrafficAccessToken).To(HaveValue(HaveLen(64)), "allowPublicTraffic false gives the sandbox a traffic token")
 		claimName := <-bound
 		var cl dsv1alpha1.SandboxClaim
 		Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: a.ns, Name: claimName}, &cl)).To(Succeed())
@@ -274,6 +278,11 @@ var _ = Describe("The E2B gateway", func() {
 		Expect(k8s.Get(ctx(), client.ObjectKeyFromObject(warm), &sbx)).To(Succeed())
 		Expect(sbx.Labels).To(HaveKeyWithValue(e2b.LabelTemplate, "base"))
 		Expect(sbx.Annotations).To(HaveKeyWithValue(e2b.AnnotationMetadata, `{"k":"v"}`))
+		Expect(sbx.Annotations).To(HaveKeyWithValue(e2b.AnnotationSecure, "true"))
+		Expect(sbx.Annotations).To(HaveKeyWithValue(e2b.AnnotationTrafficToken, *sb.TrafficAccessToken), "kept in the API server, on the claimed Sandbox")
+		var again created
+		Expect(call(a.key, http.MethodPost, "/sandboxes/"+sb.SandboxID+"/connect", map[string]any{}, &again)).To(Equal(http.StatusOK))
+		Expect(again.TrafficAccessToken).To(Equal(sb.TrafficAccessToken), "connect answers the same token, from the annotation")
 		var list []detail
 		Expect(call(a.key, http.MethodGet, "/sandboxes", nil, &list)).To(Equal(http.StatusOK))
 		Expect(list).To(ConsistOf(HaveField("SandboxID", warm.Name)))
