@@ -65,7 +65,7 @@ var _ = ReportAfterSuite("failure digest", func(r Report) {
 
 // slowest lists the n longest specs with their times: where the suite's time goes, read from a CI log.
 func slowest(specs types.SpecReports, n int) string {
-	specs = specs.WithLeafNodeType(types.NodeTypeIt)
+	specs = specs.WithLeafNodeType(types.NodeTypeIt).WithState(types.SpecStatePassed | types.SpecStateFailureStates)
 	slices.SortFunc(specs, func(a, b types.SpecReport) int { return cmp.Compare(b.RunTime, a.RunTime) })
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n==== the %d slowest specs\n", min(n, len(specs)))
