@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +38,7 @@ type createInput struct {
 	Pids           int64  `json:"pids,omitempty" jsonschema:"most processes and threads at once (default 256)"`
 	WorkspaceSize  string `json:"workspace_size,omitempty" jsonschema:"size of the writable /workspace, for example 1Gi"`
 	Network        string `json:"network,omitempty" jsonschema:"None (no network) or Isolated (egress only through the allowlist); Unrestricted is not offered"`
+	Runtime        string `json:"runtime,omitempty" jsonschema:"the OCI runtime, with image only: runc (the host's kernel behind seccomp) or gVisor (a kernel of its own in user space, stronger isolation; but Executions and terminals are refused under it, and what a command leaves in the background is not ended with it); default: the node's, runc unless set otherwise"`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"how long to wait until it is Ready (default 180)"`
 }
 
@@ -45,6 +47,7 @@ type sandboxOutput struct {
 	Namespace string `json:"namespace"`
 	Image     string `json:"image"`
 	Phase     string `json:"phase"`
+	Runtime   string `json:"runtime,omitempty" jsonschema:"the runtime the Sandbox names, runc or gVisor; empty: the node's default"`
 	Claim     string `json:"claim,omitempty" jsonschema:"the SandboxClaim that holds a Sandbox of a pool; delete_sandbox deletes it"`
 	Start     string `json:"start,omitempty" jsonschema:"Warm (taken from the pool) or Cold (started for the claim)"`
 }
@@ -121,7 +124,7 @@ func (s *Server) createSandbox(ctx context.Context, _ *mcp.CallToolRequest, in c
 		}
 		return meta.IsStatusConditionTrue(sbx.Status.Conditions, dsv1alpha1.ConditionReady), nil
 	})
-	out := sandboxOutput{Name: sbx.Name, Namespace: sbx.Namespace, Image: sbx.Spec.Image, Phase: string(sbx.Status.Phase)}
+	out := sandboxOutput{Name: sbx.Name, Namespace: sbx.Namespace, Image: sbx.Spec.Image, Phase: string(sbx.Status.Phase), Runtime: string(sbx.Spec.Runtime)}
 	if err != nil {
 		return nil, out, timedOut(err, "Sandbox "+sbx.Name+" to be Ready (it is left as it is; delete_sandbox removes it)", standing(string(sbx.Status.Phase), sbx.Status.Conditions))
 	}
@@ -158,6 +161,10 @@ func (s *Server) sandboxFor(ctx context.Context, in createInput) (*dsv1alpha1.Sa
 		return nil, err
 	}
 	sbx.Spec.Network.Mode = dsv1alpha1.NetworkMode(in.Network)
+	if in.Runtime != "" && !slices.Contains(dsv1alpha1.Runtimes, dsv1alpha1.Runtime(in.Runtime)) {
+		return nil, fmt.Errorf("runtime %q is not runc or gVisor", in.Runtime)
+	}
+	sbx.Spec.Runtime = dsv1alpha1.Runtime(in.Runtime)
 	for _, q := range []struct {
 		field, value string
 		into         *resource.Quantity
@@ -187,8 +194,8 @@ func oneSource(in createInput) error {
 	if given != 1 {
 		return errors.New("give exactly one of image, template and pool")
 	}
-	if in.Image == "" && (in.CPU != "" || in.Memory != "" || in.Pids != 0 || in.WorkspaceSize != "" || in.Network != "") {
-		return errors.New("cpu, memory, pids, workspace_size and network are the template's: give them with an image only")
+	if in.Image == "" && (in.CPU != "" || in.Memory != "" || in.Pids != 0 || in.WorkspaceSize != "" || in.Network != "" || in.Runtime != "") {
+		return errors.New("cpu, memory, pids, workspace_size, network and runtime are the template's: give them with an image only")
 	}
 	return nil
 }
@@ -250,7 +257,7 @@ func (s *Server) claimSandbox(ctx context.Context, in createInput) (*mcp.CallToo
 		}
 		return meta.IsStatusConditionTrue(claim.Status.Conditions, dsv1alpha1.ConditionReady), nil
 	})
-	out := sandboxOutput{Name: claim.Status.SandboxName, Namespace: ns, Image: tpl.Spec.Sandbox.Image, Claim: claim.Name, Start: string(claim.Status.Start)}
+	out := sandboxOutput{Name: claim.Status.SandboxName, Namespace: ns, Image: tpl.Spec.Sandbox.Image, Runtime: string(tpl.Spec.Sandbox.Runtime), Claim: claim.Name, Start: string(claim.Status.Start)}
 	if err != nil {
 		return nil, out, timedOut(err, "SandboxClaim "+claim.Name+" to be Ready (it is left as it is)", standing("", claim.Status.Conditions))
 	}
@@ -258,7 +265,7 @@ func (s *Server) claimSandbox(ctx context.Context, in createInput) (*mcp.CallToo
 	if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: out.Name}, sbx); err != nil {
 		return nil, out, fmt.Errorf("reading Sandbox %s of the claim: %w", out.Name, err)
 	}
-	out.Image, out.Phase = sbx.Spec.Image, string(sbx.Status.Phase)
+	out.Image, out.Phase, out.Runtime = sbx.Spec.Image, string(sbx.Status.Phase), string(sbx.Spec.Runtime)
 	return nil, out, nil
 }
 

@@ -81,8 +81,8 @@ func TestCreateSandboxWithLimitsWaitsUntilReady(t *testing.T) {
 	h := newHarness(t)
 	go markReady(t.Context(), t, h.k8s, "py")
 	var out sandboxOutput
-	h.mustCall("create_sandbox", map[string]any{"name": "py", "image": testImage, "cpu": "500m", "memory": "256Mi", "pids": 64, "workspace_size": "1Gi", "network": "None"}, &out)
-	if out != (sandboxOutput{Name: "py", Namespace: testNS, Image: testImage, Phase: "Running"}) {
+	h.mustCall("create_sandbox", map[string]any{"name": "py", "image": testImage, "cpu": "500m", "memory": "256Mi", "pids": 64, "workspace_size": "1Gi", "network": "None", "runtime": "gVisor"}, &out)
+	if out != (sandboxOutput{Name: "py", Namespace: testNS, Image: testImage, Phase: "Running", Runtime: "gVisor"}) {
 		t.Fatalf("output %+v", out)
 	}
 	sbx := &dsv1alpha1.Sandbox{}
@@ -90,11 +90,17 @@ func TestCreateSandboxWithLimitsWaitsUntilReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := sbx.Spec.Resources
-	if r.CPU.String() != "500m" || r.Memory.String() != "256Mi" || r.Pids != 64 || sbx.Spec.Workspace.Size.String() != "1Gi" || sbx.Spec.Network.Mode != dsv1alpha1.NetworkNone {
+	if r.CPU.String() != "500m" || r.Memory.String() != "256Mi" || r.Pids != 64 || sbx.Spec.Workspace.Size.String() != "1Gi" || sbx.Spec.Network.Mode != dsv1alpha1.NetworkNone || sbx.Spec.Runtime != dsv1alpha1.RuntimeGVisor {
 		t.Fatalf("spec %+v", sbx.Spec)
 	}
 	if msg := h.call(t.Context(), "create_sandbox", map[string]any{"name": "bad", "image": testImage, "memory": "lots"}, nil); msg != `memory "lots" is not a quantity like 500m, 2, 256Mi or 1Gi` {
 		t.Fatalf("bad quantity: %q", msg)
+	}
+	if msg := h.call(t.Context(), "create_sandbox", map[string]any{"name": "bad", "image": testImage, "runtime": "kata"}, nil); msg != `runtime "kata" is not runc or gVisor` {
+		t.Fatalf("unknown runtime: %q", msg)
+	}
+	if err := h.k8s.Get(t.Context(), client.ObjectKey{Namespace: testNS, Name: "bad"}, &dsv1alpha1.Sandbox{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a refused call creates nothing: %v", err)
 	}
 }
 
@@ -262,11 +268,12 @@ func TestDeleteSandboxWaitsUntilGone(t *testing.T) {
 	}
 }
 
-// poolObjects are templates py (of testImage) and redis (of an image not listed), and pools of each.
+// poolObjects are templates py (of testImage) and redis (of an image not listed), both of runtime runc, and
+// pools of each.
 func poolObjects() []client.Object {
 	tpl := func(name, image string) *dsv1alpha1.SandboxTemplate {
 		return &dsv1alpha1.SandboxTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name},
-			Spec: dsv1alpha1.SandboxTemplateSpec{Sandbox: dsv1alpha1.SandboxSpec{Image: image, Resources: dsv1alpha1.Resources{Pids: 32}}}}
+			Spec: dsv1alpha1.SandboxTemplateSpec{Sandbox: dsv1alpha1.SandboxSpec{Image: image, Resources: dsv1alpha1.Resources{Pids: 32}, Runtime: dsv1alpha1.RuntimeRunc}}}
 	}
 	pool := func(name, tpl string) *dsv1alpha1.SandboxWarmPool {
 		return &dsv1alpha1.SandboxWarmPool{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name},
@@ -282,16 +289,21 @@ func TestCreateFromATemplate(t *testing.T) {
 		`refused: template "unlisted" is not one this server may create from (--template: py, redis)`: {"template": "unlisted"},
 		`template redis: refused: image "dockside.dev/redis:local" is not one this server may run`:    {"template": "redis"},
 		"give exactly one of image, template and pool":                                                {"template": "py", "image": testImage},
-		"cpu, memory, pids, workspace_size and network are the template's":                            {"template": "py", "cpu": "2"},
+		"cpu, memory, pids, workspace_size, network and runtime are the template's":                   {"template": "py", "cpu": "2"},
+		"network and runtime are the template's: give them with an image only":                        {"template": "py", "runtime": "runc"},
 	} {
 		if got := h.call(t.Context(), "create_sandbox", args, nil); !strings.Contains(got, want) {
 			t.Errorf("%v: %q, want it to contain %q", args, got, want)
 		}
 	}
+	var refused dsv1alpha1.SandboxList
+	if err := h.k8s.List(t.Context(), &refused); err != nil || len(refused.Items) != 0 {
+		t.Fatalf("refused calls create nothing: %d Sandboxes, %v", len(refused.Items), err)
+	}
 	go markReady(t.Context(), t, h.k8s, "from-tpl")
 	var out sandboxOutput
 	h.mustCall("create_sandbox", map[string]any{"name": "from-tpl", "template": "py"}, &out)
-	if out != (sandboxOutput{Name: "from-tpl", Namespace: testNS, Image: testImage, Phase: "Running"}) {
+	if out != (sandboxOutput{Name: "from-tpl", Namespace: testNS, Image: testImage, Phase: "Running", Runtime: "runc"}) {
 		t.Fatalf("output %+v", out)
 	}
 	sbx := &dsv1alpha1.Sandbox{}
@@ -315,6 +327,7 @@ func bindClaims(ctx context.Context, t *testing.T, c client.Client) {
 		return
 	}
 	sbx := sandbox("warm-0", testImage)
+	sbx.Spec.Runtime = dsv1alpha1.RuntimeRunc // as its template, py, names
 	sbx.Labels = map[string]string{dsv1alpha1.LabelPool: claim.Spec.PoolRef.Name, dsv1alpha1.LabelClaim: claim.Name}
 	if err := c.Create(ctx, sbx); err != nil {
 		t.Errorf("binding: %v", err)
@@ -341,16 +354,21 @@ func TestCreateFromAPoolClaimsAndDeleteDeletesTheClaim(t *testing.T) {
 	for want, args := range map[string]map[string]any{
 		`refused: pool "cold" is not one this server may create from (--pool: warm, redis)`:    {"pool": "cold"},
 		`pool redis: refused: image "dockside.dev/redis:local" is not one this server may run`: {"pool": "redis"},
-		"cpu, memory, pids, workspace_size and network are the template's":                     {"pool": "warm", "memory": "1Gi"},
+		"cpu, memory, pids, workspace_size, network and runtime are the template's":            {"pool": "warm", "memory": "1Gi"},
+		"network and runtime are the template's: give them with an image only":                 {"pool": "warm", "runtime": "gVisor"},
 	} {
 		if got := h.call(t.Context(), "create_sandbox", args, nil); !strings.Contains(got, want) {
 			t.Errorf("%v: %q, want it to contain %q", args, got, want)
 		}
 	}
+	var refused dsv1alpha1.SandboxClaimList
+	if err := h.k8s.List(t.Context(), &refused); err != nil || len(refused.Items) != 0 {
+		t.Fatalf("refused calls create nothing: %d SandboxClaims, %v", len(refused.Items), err)
+	}
 	go bindClaims(t.Context(), t, h.k8s)
 	var out sandboxOutput
 	h.mustCall("create_sandbox", map[string]any{"name": "task", "pool": "warm"}, &out)
-	if out != (sandboxOutput{Name: "warm-0", Namespace: testNS, Image: testImage, Phase: "Running", Claim: "task", Start: "Warm"}) {
+	if out != (sandboxOutput{Name: "warm-0", Namespace: testNS, Image: testImage, Phase: "Running", Runtime: "runc", Claim: "task", Start: "Warm"}) {
 		t.Fatalf("output %+v", out)
 	}
 	var del deleteOutput
