@@ -155,6 +155,14 @@ var _ = Describe("make run's first start", func() {
 		cmd.Dir = repoRoot
 		out, err := cmd.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
-		Expect(string(out)).To(ContainSubstring("-e2b-gateway bin/dockside-e2b -e2b-listen 127.0.0.1:3999 -- bin/dockside-agent"))
+		Expect(string(out)).To(MatchRegexp(`-e2b-gateway bin/dockside-e2b -e2b-listen 127\.0\.0\.1:3999 +-- bin/dockside-agent`))
+	})
+
+	It("passes E2B_DOMAIN and the TLS pair to the gateway only when they are set", func() {
+		cmd := exec.Command("make", "-n", "run", "E2B_DOMAIN=e2b.test", "E2B_TLS_CERT=c.pem", "E2B_TLS_KEY=k.pem")
+		cmd.Dir = repoRoot
+		out, err := cmd.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		Expect(string(out)).To(ContainSubstring("-e2b-domain e2b.test -e2b-tls-cert c.pem -e2b-tls-key k.pem -- bin/dockside-agent"))
 	})
 })
