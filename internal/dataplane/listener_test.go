@@ -237,8 +237,22 @@ func TestListenerClosesIdleAndSlowConnections(t *testing.T) {
 // other sources go on being served.
 func TestListenerCapsConnections(t *testing.T) {
 	g := NewWithT(t)
-	p := newListenerPKI(t)
-	addr := startListener(t, p, Limits{HeaderTimeout: time.Minute, MaxConnections: 8, MaxConnectionsPerSource: 3})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	g.Expect(err).NotTo(HaveOccurred())
+	limited := newLimitListener(ln, Limits{MaxConnections: 8, MaxConnectionsPerSource: 3}, logr.Discard())
+	t.Cleanup(func() { _ = limited.Close() })
+	// The test's own listener, rather than a server's: a server needs a probe connection to know it listens,
+	// and that probe holds a place until the server reads its end, which a loaded machine may do late.
+	go func() {
+		for {
+			c, err := limited.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(io.Discard, c); _ = c.Close() }() // a server's side: closed at the client's end
+		}
+	}()
+	addr := ln.Addr().String()
 	dialFrom := func(source string) net.Conn {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}}
 		c, err := d.Dial("tcp", addr)
@@ -261,7 +275,7 @@ func TestListenerCapsConnections(t *testing.T) {
 	}
 	_ = held[0].Close()
 	_ = held[7].Close()
-	g.Eventually(func() error { _, err := healthz(addr, p, &p.peer); return err }, 30*time.Second).Should(Succeed(),
+	g.Eventually(func() bool { return closedByServer(dialFrom("127.0.0.2"), time.Second) }, 30*time.Second).Should(BeFalse(),
 		"a closed connection gives its place back")
 }
 
