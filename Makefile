@@ -100,9 +100,13 @@ test-integration: check-docker controlplane test-images ## envtest suites (real 
 	$(TIER)
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO_TEST) -tags integration -timeout 30m ./test/integration/...
 
+# The end-to-end suite runs as two shards at once (hack/test-shards.sh): these spec files, the ones that stop
+# or restart something for a minute or more, in one; every other file in the other. Their times are about even.
+E2E_SHARD_A = /(api_outage|density|control_restart|agent_restart|docker_restart|dockerd|gvisor|node_loss|dataplane_restart|fleet|python_client)_test\.go$$
+
 test-e2e: check-docker controlplane images build ## The real agent binary, real API server, real Docker, kubectl.
 	$(TIER)
-	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" DOCKSIDE_PYTHON="$(PYTHON)" $(GO_TEST) -v -tags e2e -timeout 40m ./test/e2e/...
+	KUBEBUILDER_ASSETS="$(ASSETS)" DOCKSIDE_BIN="$(CURDIR)/bin" DOCKSIDE_PYTHON="$(PYTHON)" bash hack/test-shards.sh ./test/e2e/ '$(E2E_SHARD_A)' -count=1 -v -tags e2e -timeout 40m
 
 # A person reads make run's terminal, so the agent logs in zap's console encoding there; everywhere else
 # (the tests, the DaemonSet, the systemd unit) it keeps JSON, which the end-to-end tests parse. Its metrics are

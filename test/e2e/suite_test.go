@@ -61,7 +61,8 @@ var _ = BeforeSuite(func() {
 		Dataplane:      &dataplane,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	node = fmt.Sprintf("e2e-%d", time.Now().UnixNano()%1_000_000)
+	// A shard (hack/test-shards.sh) runs beside another on the same Docker daemon: its letter keeps their nodes apart.
+	node = fmt.Sprintf("e2e-%s%d", os.Getenv("TEST_SHARD"), time.Now().UnixNano()%1_000_000)
 	peerDir, err := dataplane.PeerCertDir(node)
 	Expect(err).NotTo(HaveOccurred())
 	agent, err = startAgent(node, cp.Kubeconfig, filepath.Join(dir, "agent.log"),
