@@ -121,20 +121,20 @@ func (f *localProcesses) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"kind":"Status","code":401,"message":"Unauthorized"}`)
 		return
 	}
-	switch {
-	case r.URL.Path == "/apis/authentication.k8s.io/v1/selfsubjectreviews":
+	switch r.URL.Path {
+	case "/apis/authentication.k8s.io/v1/selfsubjectreviews":
 		_, _ = io.WriteString(w, `{"status":{"userInfo":{"username":"system:serviceaccount:ns-a:agent"}}}`)
 		return
-	case r.URL.Path == sandboxes+"sbx":
+	case sandboxes + "sbx":
 		_, _ = io.WriteString(w, interpSandbox)
 		return
-	case r.URL.Path == "/api": // discovery, for the Sandboxes' REST mapping
+	case "/api": // discovery, for the Sandboxes' REST mapping
 		_, _ = io.WriteString(w, `{"kind":"APIVersions","versions":["v1"]}`)
 		return
-	case r.URL.Path == "/apis":
+	case "/apis":
 		_, _ = io.WriteString(w, `{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"dockside.dev","versions":[{"groupVersion":"dockside.dev/v1alpha1","version":"v1alpha1"}],"preferredVersion":{"groupVersion":"dockside.dev/v1alpha1","version":"v1alpha1"}}]}`)
 		return
-	case r.URL.Path == "/apis/dockside.dev/v1alpha1":
+	case "/apis/dockside.dev/v1alpha1":
 		_, _ = io.WriteString(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"dockside.dev/v1alpha1","resources":[{"name":"sandboxes","singularName":"sandbox","namespaced":true,"kind":"Sandbox","verbs":["get","list"]}]}`)
 		return
 	}
@@ -438,4 +438,33 @@ func TestResultLinesNameE2BsFormats(t *testing.T) {
 		"type": "result", "is_main_result": true, "text": "<Fig>", "html": "<b>x</b>", "png": "iVBOR",
 		"json": map[string]any{"a": 1.0}, "extra": map[string]any{"application/vnd.custom": "c"},
 	}))
+}
+
+func TestAnInterpreterThatEndsAndACallerThatLeaves(t *testing.T) {
+	g := NewWithT(t)
+	gw := interpGateway(t)
+	runCode(t, gw, map[string]any{"code": "x = 1"})
+	lines := runCode(t, gw, map[string]any{"code": "import os\nos._exit(3)"})
+	g.Expect(ofType(lines, "error")).To(ConsistOf(And(HaveKeyWithValue("name", "UnexpectedEndOfExecution"), HaveKeyWithValue("value", ContainSubstring("exit status 3")))))
+	g.Expect(lines[len(lines)-1]).To(HaveKeyWithValue("type", "end_of_execution"))
+	// The default context starts again, its state gone.
+	lines = runCode(t, gw, map[string]any{"code": "x"})
+	g.Expect(ofType(lines, "error")).To(ConsistOf(HaveKeyWithValue("name", "NameError")))
+
+	// A caller that gives up has its code interrupted: the context is free again, its state kept.
+	runCode(t, gw, map[string]any{"code": "y = 2"})
+	req, _ := http.NewRequest(http.MethodPost, gw+"/execute", strings.NewReader(`{"code":"import time\ntime.sleep(60)"}`))
+	req.Header.Set("E2b-Sandbox-Id", "sbx")
+	req.Header.Set("E2b-Sandbox-Port", "49999")
+	req.Header.Set("X-Access-Token", "key-a")
+	resp, err := (&http.Client{Timeout: time.Second}).Do(req)
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	g.Expect(err).To(HaveOccurred(), "the sleep outlasts the caller's timeout")
+	start := time.Now()
+	lines = runCode(t, gw, map[string]any{"code": "y"})
+	g.Expect(ofType(lines, "result")).To(ConsistOf(HaveKeyWithValue("text", "2")))
+	g.Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
 }
