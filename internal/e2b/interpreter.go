@@ -43,7 +43,7 @@ type codeContext struct {
 	Cwd      string `json:"cwd"`
 }
 
-// interpCall is a request to a sandbox's interpreter: the caller and the Sandbox it reaches.
+// interpCall is a request to a sandbox's interpreter: the Sandbox, and its data plane as the caller reaches it.
 type interpCall struct {
 	sbx *dsv1alpha1.Sandbox
 	p   *sandboxPlane
