@@ -88,7 +88,7 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, errorf(http.StatusBadRequest, "templateID is required: the name of a SandboxTemplate in namespace %s", c.namespace))
 		return
 	}
-	if err := c.client.Get(ctx, client.ObjectKey{Namespace: c.namespace, Name: req.TemplateID}, &tpl); err != nil {
+	if err := getTemplate(ctx, c, req.TemplateID, &tpl); err != nil {
 		writeError(w, fromAPI(err, fmt.Sprintf("template %q (a SandboxTemplate in namespace %s)", req.TemplateID, c.namespace)))
 		return
 	}

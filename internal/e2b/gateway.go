@@ -40,6 +40,8 @@ type Gateway struct {
 	watchers   *watchers      // the filesystem watchers of this gateway (watch.go)
 	// dialPort opens a connection to a port of a Sandbox for the caller (dialPortForward; tests replace it).
 	dialPort func(ctx context.Context, c *caller, sandbox string, port int) (net.Conn, error)
+	// interpreter serves the code interpreter's routes, for its port (49999, interpreter.go).
+	interpreter *http.ServeMux
 }
 
 // New builds the gateway's handler.
@@ -55,6 +57,7 @@ func New(o Options) (*Gateway, error) {
 		createWait: o.CreateWait, mux: http.NewServeMux(), envd: http.NewServeMux(), dialPort: dialPortForward,
 		watchers: newWatchers(defaultWatchLimits),
 	}
+	g.interpreter = g.interpreterMux()
 	m := g.mux
 	m.HandleFunc("POST /sandboxes", g.authed(g.create))
 	m.HandleFunc("GET /sandboxes", g.authed(g.list))

@@ -81,8 +81,9 @@ func headerPort(r *http.Request) (port int, id string, ok bool, err error) {
 }
 
 // routeHost serves a request by its host when the host names a sandbox's port (or, on any other host, by
-// the E2b-Sandbox-Id and E2b-Sandbox-Port headers): envd's port goes to the gateway's own envd, any other to
-// the Sandbox's port through the data plane. It says whether it served.
+// the E2b-Sandbox-Id and E2b-Sandbox-Port headers): envd's port goes to the gateway's own envd, the code
+// interpreter's to the gateway's interpreter (interpreter.go), any other to the Sandbox's port through the data
+// plane. It says whether it served.
 func (g *Gateway) routeHost(w http.ResponseWriter, r *http.Request) bool {
 	port, id, ok, err := g.sandboxHost(r.Host)
 	if !ok {
@@ -95,6 +96,8 @@ func (g *Gateway) routeHost(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, err)
 	case port == envdPortNumber:
 		g.envd.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), hostSandboxKey{}, id)))
+	case port == interpreterPort:
+		g.serveInterpreter(w, r, id)
 	default:
 		g.proxyPort(w, r, id, port)
 	}
@@ -125,31 +128,30 @@ func portKeyOf(r *http.Request) string {
 	return r.Header.Get("X-API-Key")
 }
 
-// proxyPort serves a request for port of sandbox id: the caller's key decides, through RBAC on the
-// portforward subresource, whether it may reach the port; a Sandbox created with a traffic access token also
-// needs that token. The request, less the gateway's headers, goes to the port over a port-forward session of
-// its own, WebSocket upgrades included.
-func (g *Gateway) proxyPort(w http.ResponseWriter, r *http.Request, id string, port int) {
+// portCaller is the caller of a request for port of sandbox id, and that Sandbox: the caller's key decides,
+// through RBAC on what it then asks of the data plane, whether it may reach the port; a Sandbox created with
+// a traffic access token also needs that token. ok is false once the request was refused and answered.
+func (g *Gateway) portCaller(w http.ResponseWriter, r *http.Request, id string, port int) (*caller, *dsv1alpha1.Sandbox, bool) {
 	ctx := r.Context()
 	key := portKeyOf(r)
 	if key == "" {
 		writeError(w, errorf(http.StatusUnauthorized, "missing key: a sandbox's ports take a Kubernetes token as X-Access-Token or X-API-Key (docs/e2b.md, \"Ports of a sandbox\")"))
-		return
+		return nil, nil, false
 	}
 	c, err := g.ids.resolve(ctx, key)
 	if err != nil {
 		writeError(w, err)
-		return
+		return nil, nil, false
 	}
 	sbx, err := sandboxOf(ctx, c, id)
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae) && ae.Code == http.StatusNotFound:
 		writeProxyError(w, proxyError{Code: http.StatusBadGateway, Message: "The sandbox was not found", SandboxID: id})
-		return
+		return nil, nil, false
 	case err != nil:
 		writeError(w, err)
-		return
+		return nil, nil, false
 	}
 	if want := sbx.Annotations[AnnotationTrafficToken]; want != "" {
 		got := r.Header.Get(trafficTokenHeader)
@@ -159,11 +161,22 @@ func (g *Gateway) proxyPort(w http.ResponseWriter, r *http.Request, id string, p
 				what = "is not this sandbox's"
 			}
 			writeError(w, errorf(http.StatusForbidden, "the traffic access token (header %s) %s: sandbox %q was created with network.allowPublicTraffic false", trafficTokenHeader, what, id))
-			return
+			return nil, nil, false
 		}
 	}
 	if sbx.Spec.Lifecycle == dsv1alpha1.LifecyclePaused {
 		writeProxyError(w, proxyError{Code: http.StatusBadGateway, Message: "The sandbox is paused: resume it to reach its ports", SandboxID: id, Port: port})
+		return nil, nil, false
+	}
+	return c, sbx, true
+}
+
+// proxyPort serves a request for port of sandbox id, from a caller portCaller lets through: the request,
+// less the gateway's headers, goes to the port over a port-forward session of its own, WebSocket upgrades
+// included.
+func (g *Gateway) proxyPort(w http.ResponseWriter, r *http.Request, id string, port int) {
+	c, _, ok := g.portCaller(w, r, id, port)
+	if !ok {
 		return
 	}
 	transport := &http.Transport{
