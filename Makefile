@@ -102,7 +102,7 @@ test-integration: check-docker controlplane test-images ## envtest suites (real 
 
 # The end-to-end suite runs as two shards at once (hack/test-shards.sh): these spec files, the ones that stop
 # or restart something for a minute or more, in one; every other file in the other. Their times are about even.
-E2E_SHARD_A = /(api_outage|density|control_restart|agent_restart|docker_restart|dockerd|gvisor|node_loss|dataplane_restart|fleet|python_client)_test\.go$$
+E2E_SHARD_A = /(api_outage|density|control_restart|control_plane_restart|agent_restart|docker_restart|dockerd|gvisor|node_loss|dataplane_restart|fleet|python_client)_test\.go$$
 
 test-e2e: check-docker controlplane images build ## The real agent binary, real API server, real Docker, kubectl.
 	$(TIER)
