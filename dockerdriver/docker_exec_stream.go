@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/versions"
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
@@ -41,19 +42,28 @@ func (d *Docker) StreamExec(ctx context.Context, name string, req StreamExecRequ
 		// run on pipes (tty says "not a tty"), so a shell would wait for input with no prompt.
 		return StreamExecResult{}, refusedUnderGVisor(name, info.Runtime, "a terminal is refused, since runsc gives the command none")
 	}
+	first := firstSize(req)
+	consoleSize := consoleSizeOf(first)
 	created, err := d.cli.ContainerExecCreate(ctx, info.ID, container.ExecOptions{
 		Cmd: req.Command, Env: envList(req.Env), WorkingDir: req.WorkingDir, Tty: req.TTY,
-		AttachStdin: req.Stdin != nil, AttachStdout: true, AttachStderr: !req.TTY,
+		AttachStdin: req.Stdin != nil, AttachStdout: true, AttachStderr: !req.TTY, ConsoleSize: consoleSize,
 	})
 	if err != nil {
 		return StreamExecResult{}, d.classify(err, PhaseExec, name)
 	}
-	resp, err := d.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{Tty: req.TTY})
+	resp, err := d.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{Tty: req.TTY, ConsoleSize: consoleSize})
 	if err != nil {
 		return StreamExecResult{}, d.classify(err, PhaseExec, name)
 	}
 	defer resp.Close()
 	s := &session{d: d, container: info.ID, name: name, exec: created.ID, hostPIDs: hostPIDs(info.Runtime), runtime: info.Runtime}
+	if first != nil && versions.LessThan(d.cli.ClientVersion(), consoleSizeAPI) {
+		// Docker before API 1.42 starts the command on a terminal of 0x0 (the client drops ConsoleSize), so the
+		// first size is set now, before any input is passed on: what is typed reads the size asked. A command
+		// that reads the size before any input (stty size as the command itself) may still see 0x0, and then
+		// the SIGWINCH that comes with this size.
+		s.setSize(ctx, *first)
+	}
 	if req.Resize != nil {
 		go s.resize(ctx, req.Resize)
 	}
@@ -140,6 +150,49 @@ func (s *session) wait(ctx context.Context, copied <-chan error) (code int, drai
 				s.pid = ins.Pid
 				return ins.ExitCode, false, nil
 			}
+		}
+	}
+}
+
+// consoleSizeAPI is the first Docker API whose exec takes the terminal's size it starts on (ConsoleSize).
+const consoleSizeAPI = "1.42"
+
+// firstSize is the terminal size the request already holds (OpenTerminal's, in the data plane), taken off
+// req.Resize so that the command starts on it; nil without a terminal or when none came yet.
+func firstSize(req StreamExecRequest) *TermSize {
+	if !req.TTY || req.Resize == nil {
+		return nil
+	}
+	select {
+	case sz, ok := <-req.Resize:
+		if ok {
+			return &sz
+		}
+	default:
+	}
+	return nil
+}
+
+// consoleSizeOf is size as Docker's ConsoleSize, [height, width]; nil for nil.
+func consoleSizeOf(size *TermSize) *[2]uint {
+	if size == nil {
+		return nil
+	}
+	return &[2]uint{uint(size.Height), uint(size.Width)}
+}
+
+// setSize gives the exec's terminal its size, tried again while Docker refuses it (the exec's process does
+// not exist yet), at most resizeRetries times.
+func (s *session) setSize(ctx context.Context, size TermSize) {
+	for range resizeRetries {
+		err := s.d.cli.ContainerExecResize(ctx, s.exec, container.ResizeOptions{Height: uint(size.Height), Width: uint(size.Width)})
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(resizeRetry):
 		}
 	}
 }

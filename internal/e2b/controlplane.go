@@ -83,13 +83,9 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, c *caller) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), g.createWait)
 	defer cancel()
-	var tpl dsv1alpha1.SandboxTemplate
-	if req.TemplateID == "" {
-		writeError(w, errorf(http.StatusBadRequest, "templateID is required: the name of a SandboxTemplate in namespace %s", c.namespace))
-		return
-	}
-	if err := getTemplate(ctx, c, req.TemplateID, &tpl); err != nil {
-		writeError(w, fromAPI(err, fmt.Sprintf("template %q (a SandboxTemplate in namespace %s)", req.TemplateID, c.namespace)))
+	tpl, restoreFrom, err := templateOf(ctx, c, req.TemplateID)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	if req.AllowInternetAccess != nil && !*req.AllowInternetAccess && tpl.Spec.Sandbox.Network.Mode == dsv1alpha1.NetworkUnrestricted {
@@ -101,17 +97,19 @@ func (g *Gateway) create(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, err)
 		return
 	}
-	pool, err := poolOf(ctx, c, tpl.Name)
-	if err != nil {
-		writeError(w, fromAPI(err, "listing the SandboxWarmPools"))
-		return
+	pool := ""
+	if restoreFrom == "" { // a warm member's workspace is made already: a restore starts cold
+		if pool, err = poolOf(ctx, c, tpl.Name); err != nil {
+			writeError(w, fromAPI(err, "listing the SandboxWarmPools"))
+			return
+		}
 	}
 	var name string
 	var made client.Object
 	if pool != "" {
 		name, made, err = g.claim(ctx, c, pool, tpl.Name, marks, req.EnvVars, timeout)
 	} else {
-		name, made, err = g.cold(ctx, c, &tpl, marks, req.EnvVars, timeout)
+		name, made, err = g.cold(ctx, c, tpl, restoreFrom, marks, req.EnvVars, timeout)
 	}
 	var sbx *dsv1alpha1.Sandbox
 	if err == nil {
@@ -251,8 +249,9 @@ func commandEnv(env map[string]string) []dsv1alpha1.ExecutionEnvVar {
 }
 
 // cold creates a Sandbox of the template's spec: the create's timeout as its deadline, its envVars for every
-// command, its metadata in an annotation.
-func (g *Gateway) cold(ctx context.Context, c *caller, tpl *dsv1alpha1.SandboxTemplate, marks map[string]string, env map[string]string, timeout int64) (string, client.Object, error) {
+// command, its metadata in an annotation; restoreFrom ("" for none) is the Checkpoint of a snapshot it
+// starts from.
+func (g *Gateway) cold(ctx context.Context, c *caller, tpl *dsv1alpha1.SandboxTemplate, restoreFrom string, marks map[string]string, env map[string]string, timeout int64) (string, client.Object, error) {
 	sbx := &dsv1alpha1.Sandbox{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "e2b-", Namespace: c.namespace,
@@ -262,6 +261,7 @@ func (g *Gateway) cold(ctx context.Context, c *caller, tpl *dsv1alpha1.SandboxTe
 		Spec: *tpl.Spec.Sandbox.DeepCopy(),
 	}
 	sbx.Spec.ActiveDeadlineSeconds = ptr.To(timeout)
+	sbx.Spec.RestoreFrom = restoreFrom
 	sbx.Spec.CommandEnv = append(sbx.Spec.CommandEnv, commandEnv(env)...)
 	if err := c.client.Create(ctx, sbx); err != nil {
 		return "", nil, fromAPI(err, fmt.Sprintf("creating a Sandbox of template %q", tpl.Name))

@@ -69,6 +69,9 @@ func New(o Options) (*Gateway, error) {
 	m.HandleFunc("POST /sandboxes/{id}/pause", g.authed(g.pause))
 	m.HandleFunc("POST /sandboxes/{id}/resume", g.authed(g.resume(false)))
 	m.HandleFunc("POST /sandboxes/{id}/connect", g.authed(g.resume(true)))
+	m.HandleFunc("POST /sandboxes/{id}/snapshots", g.authed(g.snapshot))
+	m.HandleFunc("GET /snapshots", g.authed(g.listSnapshots))
+	m.HandleFunc("DELETE /templates/{id}", g.authed(g.deleteTemplate))
 
 	pp, ph := processconnect.NewProcessHandler(&processService{g: g})
 	fp, fh := filesystemconnect.NewFilesystemHandler(&filesystemService{g: g})

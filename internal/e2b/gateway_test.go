@@ -77,7 +77,7 @@ func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 		case r.URL.Path == "/apis":
 			_, _ = io.WriteString(w, `{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"dockside.dev","versions":[{"groupVersion":"dockside.dev/v1alpha1","version":"v1alpha1"}],"preferredVersion":{"groupVersion":"dockside.dev/v1alpha1","version":"v1alpha1"}}]}`)
 		case r.URL.Path == "/apis/dockside.dev/v1alpha1":
-			_, _ = io.WriteString(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"dockside.dev/v1alpha1","resources":[{"name":"sandboxes","singularName":"sandbox","namespaced":true,"kind":"Sandbox","verbs":["get","list"]}]}`)
+			_, _ = io.WriteString(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"dockside.dev/v1alpha1","resources":[{"name":"sandboxes","singularName":"sandbox","namespaced":true,"kind":"Sandbox","verbs":["get","list"]},{"name":"checkpoints","singularName":"checkpoint","namespaced":true,"kind":"Checkpoint","verbs":["get","list","create","delete"]}]}`)
 		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, sandboxes) && fixtures[strings.TrimPrefix(r.URL.Path, sandboxes)] != "":
 			_, _ = io.WriteString(w, fixtures[strings.TrimPrefix(r.URL.Path, sandboxes)])
 		default:
@@ -133,7 +133,8 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{http.MethodGet, "/sandboxes", "", http.StatusUnauthorized, "missing key"},
 		{http.MethodGet, "/sandboxes", "wrong", http.StatusUnauthorized, "not a valid Kubernetes token"},
 		{http.MethodPost, "/templates", "key-a", http.StatusNotImplemented, "not supported"},
-		{http.MethodPost, "/sandboxes/x/snapshots", "key-a", http.StatusNotImplemented, "not supported"},
+		{http.MethodGet, "/sandboxes/x/logs", "key-a", http.StatusNotImplemented, "not supported"},
+		{http.MethodDelete, "/templates/base", "key-a", http.StatusNotImplemented, "no snapshot of the E2B gateway"},
 		{http.MethodGet, "/sandboxes/nope", "key-a", http.StatusNotFound, `sandbox "nope" not found`},
 	} {
 		req, _ := http.NewRequest(c.method, gw.URL+c.path, nil)

@@ -49,6 +49,9 @@ rules:
   - apiGroups: [dockside.dev]
     resources: [sandboxtemplates, sandboxwarmpools]
     verbs: [get, list]
+  - apiGroups: [dockside.dev]
+    resources: [checkpoints]
+    verbs: [get, list, create, delete]
   - apiGroups: [subresources.dockside.dev]
     resources: [sandboxes/exec, sandboxes/files, sandboxes/processes, sandboxes/portforward]
     verbs: [get, create, update, delete]
@@ -361,6 +364,64 @@ var _ = Describe("the E2B gateway's envd", func() {
 		}).Should(ContainElement("EVENT_TYPE_CREATE new.txt"))
 		_, err = fsc.RemoveWatcher(bg, envdRequest(c, id, &filesystem.RemoveWatcherRequest{WatcherId: polled.Msg.GetWatcherId()}))
 		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("runs a shell on a terminal of the size asked, resizes it and selects it by tag", func() {
+		c, _, id := e2bSandbox()
+		pc := processconnect.NewProcessClient(http.DefaultClient, c.url, connect.WithProtoJSON())
+		bg, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		sh, err := pc.Start(bg, envdRequest(c, id, &process.StartRequest{Process: &process.ProcessConfig{Cmd: "/bin/sh"},
+			Pty: &process.PTY{Size: &process.PTY_Size{Cols: 100, Rows: 30}}, Tag: ptr.To("term")}))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sh.Receive()).To(BeTrue(), "%v", sh.Err())
+		Expect(sh.Msg().GetEvent().GetStart().GetPid()).NotTo(BeZero())
+		screen := make(chan string, 256)
+		ended := make(chan *process.ProcessEvent_EndEvent, 1)
+		go func() {
+			defer GinkgoRecover()
+			for sh.Receive() {
+				ev := sh.Msg().GetEvent()
+				Expect(ev.GetData().GetStdout()).To(BeEmpty(), "a terminal's output is pty data")
+				if b := ev.GetData().GetPty(); len(b) > 0 {
+					screen <- string(b)
+				}
+				if e := ev.GetEnd(); e != nil {
+					ended <- e
+				}
+			}
+		}()
+		var shown strings.Builder
+		shows := func(want string) {
+			GinkgoHelper()
+			Eventually(func() string {
+				for {
+					select {
+					case b := <-screen:
+						shown.WriteString(b)
+					default:
+						return shown.String()
+					}
+				}
+			}).WithTimeout(30 * time.Second).Should(ContainSubstring(want))
+		}
+		byTag := &process.ProcessSelector{Selector: &process.ProcessSelector_Tag{Tag: "term"}}
+		typing := func(text string) {
+			GinkgoHelper()
+			_, err := pc.SendInput(bg, envdRequest(c, id, &process.SendInputRequest{Process: byTag, Input: &process.ProcessInput{Input: &process.ProcessInput_Pty{Pty: []byte(text)}}}))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		typing("stty size\n")
+		shows("30 100")
+		_, err = pc.Update(bg, envdRequest(c, id, &process.UpdateRequest{Process: byTag, Pty: &process.PTY{Size: &process.PTY_Size{Cols: 120, Rows: 40}}}))
+		Expect(err).NotTo(HaveOccurred())
+		typing("stty size\n")
+		shows("40 120")
+		listed, err := pc.List(bg, envdRequest(c, id, &process.ListRequest{}))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(listed.Msg.GetProcesses()).To(ContainElement(HaveField("Tag", HaveValue(Equal("term")))))
+		typing("exit 7\n")
+		Eventually(ended).WithTimeout(30 * time.Second).Should(Receive(HaveField("ExitCode", BeEquivalentTo(7))))
 	})
 
 	It("feeds a process its input, lists it and kills it with a signal", func() {

@@ -75,6 +75,26 @@ var _ = Describe("StreamExec", func() {
 		Expect(info.State).To(Equal(dd.StateRunning))
 	})
 
+	// The data plane starts a terminal's command with its size in the request and passes on what is typed as
+	// soon as it comes: the first line typed must read that size, on any daemon (before API 1.42 Docker starts
+	// the exec on 0x0, and busybox's stty size then says "stty: standard input").
+	It("starts a terminal on the size asked, before anything typed reaches it", func(ctx SpecContext) {
+		for i := range 10 {
+			resize := make(chan dd.TermSize, 1)
+			resize <- dd.TermSize{Width: 100 + uint16(i), Height: 30}
+			out := &syncbuffer.Buffer{}
+			in, feed := io.Pipe()
+			go func() { _, _ = feed.Write([]byte("typed\n")) }() // typed at once, as a client may; open until the end
+			res, err := driver.StreamExec(ctx, target.Name, dd.StreamExecRequest{
+				Command: []string{"sh", "-c", "read -r line && stty size"}, TTY: true, Stdin: in, Stdout: out, Resize: resize,
+			})
+			_ = feed.Close()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.ExitCode).To(BeZero(), "try %d: %q", i, out.String())
+			Expect(out.String()).To(ContainSubstring("30 %d", 100+i), "try %d", i)
+		}
+	})
+
 	It("gives a terminal of the client's size, and Ctrl-C interrupts its foreground command", func(ctx SpecContext) {
 		in, feed := io.Pipe()
 		DeferCleanup(feed.Close)
