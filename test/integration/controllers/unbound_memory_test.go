@@ -24,9 +24,11 @@ import (
 // their 128 KiB bounds, 200 KiB of annotations) that restore from a Checkpoint that does not exist, so that
 // no agent ever binds them and every agent holds all of them in its cache of unbound Sandboxes.
 const (
-	unboundFlood = 500
+	// unboundFlood holds about 138 MiB whole, twice the bound below: enough that an agent caching their bulk
+	// fails, and few enough that the controllers suite stays within CI's time (it took 500, 230 MiB, before).
+	unboundFlood = 300
 	// unboundHeapBound is what the flood may add to the heap of one agent: a quarter of the DaemonSet's 256Mi
-	// limit (config/agent/daemonset.yaml), against about 230 MiB that the flood's Sandboxes hold whole.
+	// limit (config/agent/daemonset.yaml).
 	unboundHeapBound = 64 << 20
 )
 
@@ -36,7 +38,7 @@ var _ = Describe("Unbound Sandboxes that never bind", func() {
 		DeferCleanup(func() { // no spec timeout bounds it; never admitted, so nothing holds them
 			Expect(k8s.DeleteAllOf(context.Background(), &dsv1alpha1.Sandbox{}, client.InNamespace(ns))).To(Succeed())
 		})
-		// Each unbound pass reads no API: a long retry keeps 500 of them from filling the workers.
+		// Each unbound pass reads no API: a long retry keeps 300 of them from filling the workers.
 		slow := func(o *agent.Options) { o.BindRetry = time.Hour }
 		a := newAgent(slow)
 
