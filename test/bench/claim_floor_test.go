@@ -64,6 +64,26 @@ func (e *env) configMapWrites(ns, name string, writes int) (request floorRequest
 	return request, func() { _ = e.k8s.DeleteAllOf(context.Background(), &corev1.ConfigMap{}, client.InNamespace(ns), mark) }
 }
 
+// configMapPatches is the floor of one object write each: a PATCH of one of n ConfigMaps made beforehand,
+// the API server's least work for a write, which no agent watches. It is the reference for claims at once
+// (issue 44): a claim bound in one write cannot be Ready sooner than that write. done deletes them.
+func (e *env) configMapPatches(ctx context.Context, ns, name string, n int) (request floorRequest, done func(), err error) {
+	mark := client.MatchingLabels{"dockside.dev/bench": name}
+	done = func() { _ = e.k8s.DeleteAllOf(context.Background(), &corev1.ConfigMap{}, client.InNamespace(ns), mark) }
+	cms := make([]*corev1.ConfigMap, n)
+	for i := range cms {
+		cms[i] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", name, i), Labels: mark}}
+		if err := e.k8s.Create(ctx, cms[i]); err != nil {
+			done()
+			return nil, nil, err
+		}
+	}
+	request = func(ctx context.Context, round, i int) error {
+		return e.k8s.Patch(ctx, cms[i], client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"data":{"write":"%d"}}`, round)))
+	}
+	return request, done, nil
+}
+
 // floorGroup is the API group of the copy of the SandboxClaim kind that claimWrites installs.
 const floorGroup = "floor.bench.dockside.dev"
 

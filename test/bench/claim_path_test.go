@@ -14,6 +14,7 @@ type claimPath struct {
 	claims                       float64
 	claim                        controllerTime // the claim controller's passes
 	requests, conflicts          float64        // the agent's API requests, and those answered 409
+	writes                       float64        // the agent's API requests other than GETs (binding, statuses, refills)
 	limiterSum, limiterN         float64        // the agent's wait for its API token bucket
 	writeSum, writeN             float64        // the API server's PATCHes of dockside.dev objects (binding, statuses)
 	createSum, createN           float64        // the API server's creates of SandboxClaims (the benchmark's own)
@@ -35,6 +36,7 @@ func readPath(agent, api metrics) claimPath {
 		claim:      readController(agent, "sandboxclaim"),
 		requests:   agent.sum("rest_client_requests_total", nil),
 		conflicts:  agent.sum("rest_client_requests_total", func(l map[string]string) bool { return l["code"] == "409" }),
+		writes:     agent.sum("rest_client_requests_total", func(l map[string]string) bool { return l["method"] != "GET" }),
 		limiterSum: agent.histogramSum("rest_client_rate_limiter_duration_seconds", nil),
 		limiterN:   agent.sum("rest_client_rate_limiter_duration_seconds", nil),
 		writeSum:   api.histogramSum("apiserver_request_duration_seconds", patch), writeN: api.sum("apiserver_request_duration_seconds", patch),
@@ -70,6 +72,7 @@ func (p *claimPath) add(from, to claimPath, claims int) {
 	p.claims += float64(claims)
 	p.claim.add(from.claim, to.claim)
 	p.requests, p.conflicts = p.requests+to.requests-from.requests, p.conflicts+to.conflicts-from.conflicts
+	p.writes += to.writes - from.writes
 	p.limiterSum, p.limiterN = p.limiterSum+to.limiterSum-from.limiterSum, p.limiterN+to.limiterN-from.limiterN
 	p.writeSum, p.writeN = p.writeSum+to.writeSum-from.writeSum, p.writeN+to.writeN-from.writeN
 	p.createSum, p.createN = p.createSum+to.createSum-from.createSum, p.createN+to.createN-from.createN
@@ -90,6 +93,7 @@ func (p *claimPath) figures() []figure {
 		{Name: "a claim pass, mean", Unit: "ms", Dockside: ms(p.claim.passSum, p.claim.passes)},
 		{Name: "the agent's API requests per claim (409 conflicts among them)", Unit: "requests", Dockside: per(p.requests),
 			Note: fmt.Sprintf("%.1f conflicts", p.conflicts/p.claims)},
+		{Name: "the agent's API writes per claim (the rest of its requests are GETs and LISTs)", Unit: "writes", Dockside: per(p.writes)},
 		{Name: "the agent's wait for its API token bucket, mean per request", Unit: "ms", Dockside: ms(p.limiterSum, p.limiterN)},
 		{Name: "the API server's PATCH of a dockside.dev object, mean", Unit: "ms", Dockside: ms(p.writeSum, p.writeN)},
 		{Name: "the API server's create of a SandboxClaim, mean", Unit: "ms", Dockside: ms(p.createSum, p.createN)},

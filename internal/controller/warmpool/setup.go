@@ -15,14 +15,16 @@ import (
 )
 
 // SetupWithManager wires the reconciler: every pool; the pools of a template that changes; the pool of a
-// Sandbox of this node (the manager's cache) or an unbound one that changes (started, ready, claimed,
-// deleted); and every pool when a Sandbox of no pool waits unbound for room, or stops waiting.
+// Sandbox of this node (the manager's cache, memberEvents) or an unbound one that changes (started, ready,
+// deleted); the pool of a claim that turns bound to a warm Sandbox (claimEvents); and every pool when a
+// Sandbox of no pool waits unbound for room, or stops waiting.
 func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("sandboxwarmpool").
 		For(&dsv1alpha1.SandboxWarmPool{}).
 		Watches(&dsv1alpha1.SandboxTemplate{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfTemplate)).
-		Watches(&dsv1alpha1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(poolOf)).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &dsv1alpha1.Sandbox{}, memberEvents())).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &dsv1alpha1.SandboxClaim{}, claimEvents())).
 		WatchesRawSource(source.Kind(r.Unbound, &dsv1alpha1.Sandbox{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.poolsOfUnbound))).
 		WithOptions(opts).

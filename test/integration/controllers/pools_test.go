@@ -114,6 +114,51 @@ var _ = Describe("Warm pools and claims", func() {
 		Expect(list.Items).To(HaveLen(2), "one Sandbox per claim, none bound twice")
 	})
 
+	It("binds each of three warm Sandboxes once when six claims race for them, the rest warm from refills or cold", func() {
+		ns, _ := newNamespace(), newAgent()
+		create(template(ns, "py", "v1"))
+		pool := warmPool(ns, "three", "py", 3)
+		create(pool)
+		Eventually(poolCounts(pool)).Should(Equal("3/3/3 Filled"))
+		warmBefore := poolSandboxes(ns, "three")
+
+		claims := make([]*dsv1alpha1.SandboxClaim, 6)
+		var wg sync.WaitGroup
+		for i := range claims {
+			claims[i] = sandboxClaim(ns, fmt.Sprintf("race-%d", i), "three")
+			wg.Go(func() {
+				defer GinkgoRecover()
+				Expect(k8s.Create(context.Background(), claims[i])).To(Succeed())
+			})
+		}
+		wg.Wait()
+		holder := map[string]string{} // Sandbox → the claim that holds it
+		for _, c := range claims {
+			Eventually(claimCondition(c, dsv1alpha1.ConditionReady)).Should(Equal("True"))
+			sbx := claimed(c)
+			Expect(holder).NotTo(HaveKey(sbx.Name), "a Sandbox bound to two claims")
+			holder[sbx.Name] = c.Name
+			Expect(sbx.Labels[dsv1alpha1.LabelClaim]).To(Equal(c.Name))
+			got := &dsv1alpha1.SandboxClaim{}
+			Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(c), got)).To(Succeed())
+			if got.Status.Start == dsv1alpha1.ClaimCold {
+				Expect(sbx.Name).To(Equal(c.Name), "a cold start is named after its claim")
+			} else {
+				Expect(sbx.Name).To(HavePrefix("three-"), "a warm claim holds a member of its pool")
+			}
+		}
+		warmTaken := 0
+		for _, name := range warmBefore {
+			if _, ok := holder[name]; ok {
+				warmTaken++
+			}
+		}
+		Expect(warmTaken).To(Equal(len(warmBefore)), "a claim went cold while a warm Sandbox was left")
+		var list dsv1alpha1.SandboxList
+		Expect(k8s.List(context.Background(), &list, client.InNamespace(ns), client.HasLabels{dsv1alpha1.LabelClaim})).To(Succeed())
+		Expect(list.Items).To(HaveLen(len(claims)), "one Sandbox per claim, none bound twice, none left over")
+	})
+
 	It("rolls its warm Sandboxes when the template changes", func() {
 		ns, _ := newNamespace(), newAgent()
 		tpl := template(ns, "py", "v1")
