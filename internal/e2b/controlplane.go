@@ -500,6 +500,7 @@ func (g *Gateway) kill(w http.ResponseWriter, r *http.Request, c *caller) {
 		return
 	}
 	g.watchers.dropSandbox(c.namespace + "/" + sbx.Name)
+	g.ports.forget(c.namespace, sbx.Name)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -589,6 +590,7 @@ func (g *Gateway) pause(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, err)
 		return
 	}
+	g.ports.forget(c.namespace, sbx.Name) // its ports answer "paused" at once, not after the pool's read ages
 	w.WriteHeader(http.StatusNoContent)
 }
 
