@@ -172,14 +172,19 @@ func (g *Gateway) portCaller(w http.ResponseWriter, r *http.Request, id string, 
 }
 
 // proxyPort serves a request for port of sandbox id, from a caller portCaller lets through: the request,
-// less the gateway's headers, goes to the port over the caller's kept port-forward session (portpool.go),
-// WebSocket upgrades included.
+// less the gateway's headers, goes to the port of the primary, or of the service that declares it
+// (serviceports.go), over the caller's kept port-forward session (portpool.go), WebSocket upgrades included.
 func (g *Gateway) proxyPort(w http.ResponseWriter, r *http.Request, id string, port int) {
 	c, sbx, ok := g.portCaller(w, r, id, port)
 	if !ok {
 		return
 	}
-	transport := g.ports.transport(c, sbx, "", port)
+	service, err := g.ports.serviceOf(r.Context(), c, sbx, port)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	transport := g.ports.transport(c, sbx, service, port)
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme = "http"

@@ -62,6 +62,7 @@ type portPool struct {
 	mu        sync.Mutex
 	entries   map[portTarget]*portEntry
 	sandboxes map[sandboxRead]readSandbox
+	services  map[sandboxRead]readServices // serviceports.go
 }
 
 type sandboxRead struct {
@@ -75,7 +76,9 @@ type readSandbox struct {
 }
 
 func newPortPool() *portPool {
-	return &portPool{open: openPortForward, now: time.Now, entries: map[portTarget]*portEntry{}, sandboxes: map[sandboxRead]readSandbox{}}
+	return &portPool{open: openPortForward, now: time.Now, entries: map[portTarget]*portEntry{}, sandboxes: map[sandboxRead]readSandbox{},
+		services: map[sandboxRead]readServices{},
+	}
 }
 
 // sandbox reads Sandbox id for c, or answers it from a read of the last sandboxTTL. A Sandbox read with
@@ -117,6 +120,7 @@ func (p *portPool) forget(namespace, name string) {
 	for k := range p.sandboxes {
 		if k.namespace == namespace && k.name == name {
 			delete(p.sandboxes, k)
+			delete(p.services, k)
 		}
 	}
 	p.mu.Unlock()

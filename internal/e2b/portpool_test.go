@@ -132,3 +132,32 @@ func TestKillEndsASandboxsSessions(t *testing.T) {
 	_ = resp.Body.Close()
 	g.Expect(d.opened()[0].ended()).To(BeTrue(), "killed through this gateway: its sessions end at once")
 }
+
+func TestAPortAServiceDeclaresReachesThatService(t *testing.T) {
+	g := NewWithT(t)
+	app, _ := echoApp(t)
+	gw, d := hostGateway(t, app)
+	hdr := map[string]string{"X-Access-Token": "key-a"}
+	for _, port := range []int{6379, 8080, 5353, 3000} {
+		code, body := get(t, gw.URL, fmt.Sprintf("%d-withdb.e2b.local", port), "/", hdr)
+		g.Expect(code).To(Equal(http.StatusOK), body)
+	}
+	g.Expect(d.all()).To(Equal([]string{
+		"ns-a/withdb/db:6379", // db comes before cache in spec.services; the gone one is skipped
+		"ns-a/withdb/db:8080", // a service's port, though the primary might listen there too
+		"ns-a/withdb:5353",    // declared UDP only: a forward carries TCP
+		"ns-a/withdb:3000",    // declared by no service: the primary's
+	}))
+	g.Expect(d.opened()).To(HaveLen(4), "a service's port is an entry of its own")
+
+	code, _ := get(t, gw.URL, "6379-web.e2b.local", "/", hdr)
+	g.Expect(code).To(Equal(http.StatusOK))
+	g.Expect(d.all()).To(ContainElement("ns-a/web:6379"), "a Sandbox without services: its primary")
+	reads := 0
+	for _, c := range *d.api {
+		if strings.HasPrefix(c, "GET "+services) {
+			reads++
+		}
+	}
+	g.Expect(reads).To(Equal(3), "the services are read once within the TTL, for the Sandbox that names them")
+}
