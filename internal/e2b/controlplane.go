@@ -639,6 +639,9 @@ func (g *Gateway) resume(connect bool) func(http.ResponseWriter, *http.Request, 
 			writeError(w, err)
 			return
 		}
+		if paused { // its ports answer at once, not "paused" from the port pool's last read (portpool.go)
+			g.ports.forget(c.namespace, sbx.Name)
+		}
 		code := http.StatusCreated
 		if connect && !paused {
 			code = http.StatusOK
