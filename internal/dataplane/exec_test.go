@@ -69,7 +69,7 @@ func TestExecEndsWithItsConnection(t *testing.T) {
 }
 
 // runningPrimary is a running primary container on the fake driver.
-func runningPrimary(t *testing.T) (*fake.Driver, string) {
+func runningPrimary(t testing.TB) (*fake.Driver, string) {
 	g, ctx := NewWithT(t), context.Background()
 	d := fake.New("node-a")
 	d.AddImage("busybox", dd.ImageInfo{})

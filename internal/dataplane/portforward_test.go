@@ -205,7 +205,8 @@ func TestPortForwardEndsWithItsSandbox(t *testing.T) {
 	}
 }
 
-// forwardclient.Dial, the E2B gateway's way to a port (docs/e2b.md), reaches the port over either protocol,
+// forwardclient.Session, the E2B gateway's way to a port (docs/e2b.md), reaches the port over either protocol
+// with a connection per pair of streams in one session,
 // and a port nothing listens on reads as the server's refusal, not as a connection the port closed.
 func TestForwardClientDialsOnePort(t *testing.T) {
 	for _, websockets := range []bool{true, false} {
@@ -225,23 +226,33 @@ func TestForwardClientDialsOnePort(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 
-			conn, err := forwardclient.Dial(ctx, dialer, echo)
+			session, err := forwardclient.Open(ctx, dialer)
 			g.Expect(err).NotTo(HaveOccurred())
-			_, err = fmt.Fprintln(conn, "one port")
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(bufio.NewReader(conn).ReadString('\n')).To(Equal("one port\n"))
-			g.Expect(conn.Close()).To(Succeed())
+			defer session.Close()
+			for i := range 3 { // one session, a pair of streams per connection, each closed alone
+				conn, err := session.Dial(echo)
+				g.Expect(err).NotTo(HaveOccurred())
+				_, err = fmt.Fprintf(conn, "one port %d\n", i)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(bufio.NewReader(conn).ReadString('\n')).To(Equal(fmt.Sprintf("one port %d\n", i)))
+				g.Expect(conn.Close()).To(Succeed())
+			}
 
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			g.Expect(err).NotTo(HaveOccurred())
 			closed := ln.Addr().(*net.TCPAddr).Port
 			g.Expect(ln.Close()).To(Succeed())
-			conn, err = forwardclient.Dial(ctx, dialer, closed)
+			conn, err := session.Dial(closed)
 			g.Expect(err).NotTo(HaveOccurred())
 			defer conn.Close()
 			_, err = conn.Read(make([]byte, 1))
 			g.Expect(forwardclient.IsPortError(err)).To(BeTrue(), "got %v", err)
 			g.Expect(err.Error()).To(ContainSubstring("connecting to port"))
+			select {
+			case <-session.Done():
+				t.Fatal("a refused connection ended the session")
+			default:
+			}
 		})
 	}
 }

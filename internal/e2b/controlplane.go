@@ -500,6 +500,7 @@ func (g *Gateway) kill(w http.ResponseWriter, r *http.Request, c *caller) {
 		return
 	}
 	g.watchers.dropSandbox(c.namespace + "/" + sbx.Name)
+	g.ports.forget(c.namespace, sbx.Name)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -589,6 +590,7 @@ func (g *Gateway) pause(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, err)
 		return
 	}
+	g.ports.forget(c.namespace, sbx.Name) // its ports answer "paused" at once, not after the pool's read ages
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -636,6 +638,9 @@ func (g *Gateway) resume(connect bool) func(http.ResponseWriter, *http.Request, 
 		if err := g.waitServed(ctx, c, ready); err != nil {
 			writeError(w, err)
 			return
+		}
+		if paused { // its ports answer at once, not "paused" from the port pool's last read (portpool.go)
+			g.ports.forget(c.namespace, sbx.Name)
 		}
 		code := http.StatusCreated
 		if connect && !paused {

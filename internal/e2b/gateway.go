@@ -1,9 +1,7 @@
 package e2b
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -38,8 +36,8 @@ type Gateway struct {
 	mux        *http.ServeMux // every route: the control plane and envd
 	envd       *http.ServeMux // envd's routes alone, for its host (49983-<sandboxID>.<domain>)
 	watchers   *watchers      // the filesystem watchers of this gateway (watch.go)
-	// dialPort opens a connection to a port of a Sandbox for the caller (dialPortForward; tests replace it).
-	dialPort func(ctx context.Context, c *caller, sandbox string, port int) (net.Conn, error)
+	// ports keeps the port-forward sessions to Sandboxes' ports and the Sandboxes read for them (portpool.go).
+	ports *portPool
 	// interpreter serves the code interpreter's routes, for its port (49999, interpreter.go).
 	interpreter *http.ServeMux
 }
@@ -54,7 +52,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	g := &Gateway{
 		ids: newIdentities(o.API, o.Scheme, o.DefaultNamespace), domain: strings.ToLower(strings.TrimSuffix(o.Domain, ".")),
-		createWait: o.CreateWait, mux: http.NewServeMux(), envd: http.NewServeMux(), dialPort: dialPortForward,
+		createWait: o.CreateWait, mux: http.NewServeMux(), envd: http.NewServeMux(), ports: newPortPool(),
 		watchers: newWatchers(defaultWatchLimits),
 	}
 	g.interpreter = g.interpreterMux()

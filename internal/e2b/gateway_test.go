@@ -29,13 +29,26 @@ import (
 // sandboxes is where the fake API server's Sandboxes are read.
 const sandboxes = "/apis/dockside.dev/v1alpha1/namespaces/ns-a/sandboxes/"
 
+// services is where the fake API server's SandboxServices are read.
+const services = "/apis/dockside.dev/v1alpha1/namespaces/ns-a/sandboxservices/"
+
+// serviceFixtures are the SandboxServices of the fake API server, by name: db declares 6379 and 8080 (TCP)
+// and 5353 (UDP), cache declares 6379 too.
+var serviceFixtures = map[string]string{
+	"db": `{"apiVersion":"dockside.dev/v1alpha1","kind":"SandboxService","metadata":{"namespace":"ns-a","name":"db"},` +
+		`"spec":{"image":"i","ports":[{"port":6379,"protocol":"TCP"},{"port":8080},{"port":5353,"protocol":"UDP"}]}}`,
+	"cache": `{"apiVersion":"dockside.dev/v1alpha1","kind":"SandboxService","metadata":{"namespace":"ns-a","name":"cache"},` +
+		`"spec":{"image":"i","ports":[{"port":6379}]}}`,
+}
+
 // fixtures are the Sandboxes of the fake API server, by name: one to reach plainly, one whose ports take a
-// traffic access token ("tok"), one created secure, one paused.
+// traffic access token ("tok"), one created secure, one paused, one with services (one of them gone).
 var fixtures = map[string]string{
 	"web":    sandboxJSON("web", `{}`, ""),
 	"locked": sandboxJSON("locked", `{"`+AnnotationTrafficToken+`":"tok"}`, ""),
 	"secure": sandboxJSON("secure", `{"`+AnnotationSecure+`":"true"}`, ""),
 	"sleepy": sandboxJSON("sleepy", `{}`, `"lifecycle":"Paused",`),
+	"withdb": sandboxJSON("withdb", `{}`, `"services":["gone","db","cache"],`),
 }
 
 func sandboxJSON(name, annotations, spec string) string {
@@ -77,7 +90,9 @@ func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 		case r.URL.Path == "/apis":
 			_, _ = io.WriteString(w, `{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"dockside.dev","versions":[{"groupVersion":"dockside.dev/v1alpha1","version":"v1alpha1"}],"preferredVersion":{"groupVersion":"dockside.dev/v1alpha1","version":"v1alpha1"}}]}`)
 		case r.URL.Path == "/apis/dockside.dev/v1alpha1":
-			_, _ = io.WriteString(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"dockside.dev/v1alpha1","resources":[{"name":"sandboxes","singularName":"sandbox","namespaced":true,"kind":"Sandbox","verbs":["get","list"]},{"name":"checkpoints","singularName":"checkpoint","namespaced":true,"kind":"Checkpoint","verbs":["get","list","create","delete"]}]}`)
+			_, _ = io.WriteString(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"dockside.dev/v1alpha1","resources":[{"name":"sandboxes","singularName":"sandbox","namespaced":true,"kind":"Sandbox","verbs":["get","list"]},{"name":"checkpoints","singularName":"checkpoint","namespaced":true,"kind":"Checkpoint","verbs":["get","list","create","delete"]},{"name":"sandboxservices","singularName":"sandboxservice","namespaced":true,"kind":"SandboxService","verbs":["get"]}]}`)
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, services) && serviceFixtures[strings.TrimPrefix(r.URL.Path, services)] != "":
+			_, _ = io.WriteString(w, serviceFixtures[strings.TrimPrefix(r.URL.Path, services)])
 		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, sandboxes) && fixtures[strings.TrimPrefix(r.URL.Path, sandboxes)] != "":
 			_, _ = io.WriteString(w, fixtures[strings.TrimPrefix(r.URL.Path, sandboxes)])
 		default:

@@ -143,7 +143,7 @@ func (g *Gateway) portCaller(w http.ResponseWriter, r *http.Request, id string, 
 		writeError(w, err)
 		return nil, nil, false
 	}
-	sbx, err := sandboxOf(ctx, c, id)
+	sbx, err := g.ports.sandbox(ctx, c, id)
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae) && ae.Code == http.StatusNotFound:
@@ -172,20 +172,19 @@ func (g *Gateway) portCaller(w http.ResponseWriter, r *http.Request, id string, 
 }
 
 // proxyPort serves a request for port of sandbox id, from a caller portCaller lets through: the request,
-// less the gateway's headers, goes to the port over a port-forward session of its own, WebSocket upgrades
-// included.
+// less the gateway's headers, goes to the port of the primary, or of the service that declares it
+// (serviceports.go), over the caller's kept port-forward session (portpool.go), WebSocket upgrades included.
 func (g *Gateway) proxyPort(w http.ResponseWriter, r *http.Request, id string, port int) {
-	c, _, ok := g.portCaller(w, r, id, port)
+	c, sbx, ok := g.portCaller(w, r, id, port)
 	if !ok {
 		return
 	}
-	transport := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return g.dialPort(ctx, c, id, port)
-		},
-		DisableKeepAlives: true, // each request its own session: nothing of one caller is kept for another
+	service, err := g.ports.serviceOf(r.Context(), c, sbx, port)
+	if err != nil {
+		writeError(w, err)
+		return
 	}
-	defer transport.CloseIdleConnections()
+	transport := g.ports.transport(c, sbx, service, port)
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme = "http"
@@ -213,25 +212,6 @@ func (g *Gateway) proxyPort(w http.ResponseWriter, r *http.Request, id string, p
 		},
 	}
 	proxy.ServeHTTP(w, r)
-}
-
-// dialPortForward opens one connection to port of the Sandbox over a port-forward session made with the
-// caller's key (the data plane's portforward subresource, as kubectl dockside port-forward dials it).
-func dialPortForward(ctx context.Context, c *caller, sandbox string, port int) (net.Conn, error) {
-	p, err := newSandboxPlane(c, sandbox)
-	if err != nil {
-		return nil, err
-	}
-	u := p.base.JoinPath("portforward")
-	d, err := forwardclient.Dialer(c.config, u, true)
-	if err != nil {
-		return nil, fmt.Errorf("dialing the port-forward of sandbox %s: %w", sandbox, err)
-	}
-	conn, err := forwardclient.Dial(ctx, d, port)
-	if err != nil {
-		return nil, fmt.Errorf("port %d of sandbox %s: %w", port, sandbox, err)
-	}
-	return conn, nil
 }
 
 // newTrafficToken is a traffic access token: 32 random bytes, hex.

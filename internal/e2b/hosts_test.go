@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,11 +59,17 @@ func TestSandboxHostsAreReadUnderTheDomainOnly(t *testing.T) {
 	g.Expect(ok).To(BeFalse(), "a gateway without a domain routes no host")
 }
 
-// dialed records what the gateway's port dials asked for.
+// dialed records what the gateway's port-forward sessions were opened to and the connections dialled in them.
 type dialed struct {
-	mu    sync.Mutex
-	calls []string
+	mu       sync.Mutex
+	calls    []string
+	sessions []*fakeSession
+	api      *[]string    // the fake API server's record of calls
+	later    atomic.Int64 // how far the port pool's clock is ahead of time.Now, in nanoseconds
 }
+
+// advance moves the port pool's clock on by by.
+func (d *dialed) advance(by time.Duration) { d.later.Add(int64(by)) }
 
 func (d *dialed) add(s string) { d.mu.Lock(); d.calls = append(d.calls, s); d.mu.Unlock() }
 func (d *dialed) all() []string {
@@ -71,21 +78,60 @@ func (d *dialed) all() []string {
 	return append([]string(nil), d.calls...)
 }
 
-// hostGateway is a gateway of domain e2b.local on the fake API server whose port dials reach app (or, for
-// port 9, a port nothing listens on, as the data plane says it), and the record of those dials.
+func (d *dialed) opened() []*fakeSession {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]*fakeSession(nil), d.sessions...)
+}
+
+// fakeSession is a port-forward session of the tests: its connections reach app (port 9: nothing listens), and
+// it records them as namespace/sandbox[/service]:port.
+type fakeSession struct {
+	d      *dialed
+	name   string // namespace/sandbox[/service]
+	app    string
+	done   chan bool
+	closed sync.Once
+}
+
+func (s *fakeSession) Dial(port int) (net.Conn, error) {
+	s.d.add(fmt.Sprintf("%s:%d", s.name, port))
+	if port == 9 {
+		return closedPort{}, nil
+	}
+	return net.Dial("tcp", s.app)
+}
+
+func (s *fakeSession) Done() <-chan bool { return s.done }
+func (s *fakeSession) Close() error      { s.closed.Do(func() { close(s.done) }); return nil }
+func (s *fakeSession) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// hostGateway is a gateway of domain e2b.local on the fake API server whose port-forward sessions reach app
+// (or, for port 9, a port nothing listens on, as the data plane says it), and the record of those sessions.
 func hostGateway(t *testing.T, app *httptest.Server) (*httptest.Server, *dialed) {
 	t.Helper()
-	api, _ := fakeAPI(t)
+	api, seen := fakeAPI(t)
 	gw := newTestGateway(t, api.URL)
 	gw.domain = testDomain
-	d := &dialed{}
-	gw.dialPort = func(ctx context.Context, c *caller, sandbox string, port int) (net.Conn, error) {
-		d.add(fmt.Sprintf("%s/%s:%d", c.namespace, sandbox, port))
-		if port == 9 {
-			return closedPort{}, nil
+	d := &dialed{api: seen}
+	gw.ports.now = func() time.Time { return time.Now().Add(time.Duration(d.later.Load())) }
+	gw.ports.open = func(_ context.Context, c *caller, sandbox, service string) (portSession, error) {
+		name := c.namespace + "/" + sandbox
+		if service != "" {
+			name += "/" + service
 		}
-		var nd net.Dialer
-		return nd.DialContext(ctx, "tcp", strings.TrimPrefix(app.URL, "http://"))
+		s := &fakeSession{d: d, name: name, app: strings.TrimPrefix(app.URL, "http://"), done: make(chan bool)}
+		d.mu.Lock()
+		d.sessions = append(d.sessions, s)
+		d.mu.Unlock()
+		return s, nil
 	}
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
@@ -118,7 +164,10 @@ func echoApp(t *testing.T) (*httptest.Server, <-chan heard) {
 	got := make(chan heard, 16)
 	up := websocket.Upgrader{}
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got <- heard{r.Host, r.Header.Clone()}
+		select { // kept for the first 16 requests: tests that send more read none
+		case got <- heard{r.Host, r.Header.Clone()}:
+		default:
+		}
 		if websocket.IsWebSocketUpgrade(r) {
 			conn, err := up.Upgrade(w, r, nil)
 			if err != nil {

@@ -37,6 +37,7 @@ type entryState struct {
 	size  int64
 	mtime time.Time
 	mode  string
+	link  string // a symlink's target, for the events' entries
 }
 
 // snapshot is a look at a watched directory: its entries by path relative to it.
@@ -61,7 +62,7 @@ func (l watchLimits) look(ctx context.Context, p *sandboxPlane, root string, rec
 		}
 		for _, it := range items {
 			name := path.Join(rel, it.Name)
-			snap[name] = entryState{typ: it.Type, size: it.Size, mtime: it.Mtime, mode: it.Mode}
+			snap[name] = entryState{typ: it.Type, size: it.Size, mtime: it.Mtime, mode: it.Mode, link: it.Link}
 			if len(snap) > l.entries {
 				return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("%s holds more than %d entries, more than a watcher of Dockside's E2B gateway compares: watch a subdirectory", root, l.entries))
 			}
@@ -142,6 +143,20 @@ func changes(before, after snapshot) []*filesystem.FilesystemEvent {
 	return out
 }
 
+// withEntries gives each event of evs whose entry is in after, the look that found them, its EntryInfo
+// (path under root), as envd does when the watch asked include_entry: every event but REMOVE and RENAME,
+// whose name is gone. The entry is what the look saw, not a stat of its own.
+func withEntries(evs []*filesystem.FilesystemEvent, after snapshot, root string) []*filesystem.FilesystemEvent {
+	for _, e := range evs {
+		is, ok := after[e.GetName()]
+		if !ok || e.GetType() == filesystem.EventType_EVENT_TYPE_REMOVE || e.GetType() == filesystem.EventType_EVENT_TYPE_RENAME {
+			continue
+		}
+		e.Entry = entryOf(fileInfo{Size: is.size, Mode: is.mode, Mtime: is.mtime, Type: is.typ, Link: is.link}, path.Join(root, e.GetName()))
+	}
+	return evs
+}
+
 // polledWatcher is a watcher of CreateWatcher: it looks when it is read, so it holds no key and costs
 // nothing between reads.
 type polledWatcher struct {
@@ -149,6 +164,7 @@ type polledWatcher struct {
 	user      string // who created it: only they read it
 	path      string
 	recursive bool
+	entries   bool // include_entry: events carry their entry's EntryInfo
 
 	mu   sync.Mutex // one read at a time
 	last snapshot
@@ -332,7 +348,11 @@ func (s *filesystemService) WatchDir(ctx context.Context, req *connect.Request[f
 			if err != nil {
 				return err // the directory, or the Sandbox, is gone: the stream ends with it
 			}
-			for _, ev := range changes(last, next) {
+			evs := changes(last, next)
+			if req.Msg.GetIncludeEntry() {
+				evs = withEntries(evs, next, abs)
+			}
+			for _, ev := range evs {
 				if err := send(&filesystem.WatchDirResponse{Event: &filesystem.WatchDirResponse_Filesystem{Filesystem: ev}}); err != nil {
 					return err
 				}
@@ -352,7 +372,7 @@ func (s *filesystemService) CreateWatcher(ctx context.Context, req *connect.Requ
 	if err != nil {
 		return nil, err
 	}
-	id, err := w.add(&polledWatcher{sandbox: sandboxKey(c, p), user: c.user, path: abs, recursive: req.Msg.GetRecursive(), last: snap})
+	id, err := w.add(&polledWatcher{sandbox: sandboxKey(c, p), user: c.user, path: abs, recursive: req.Msg.GetRecursive(), entries: req.Msg.GetIncludeEntry(), last: snap})
 	if err != nil {
 		return nil, err
 	}
@@ -380,6 +400,9 @@ func (s *filesystemService) GetWatcherEvents(ctx context.Context, req *connect.R
 		return nil, err
 	}
 	evs := changes(pw.last, next)
+	if pw.entries {
+		evs = withEntries(evs, next, pw.path)
+	}
 	pw.last = next
 	return connect.NewResponse(&filesystem.GetWatcherEventsResponse{Events: evs}), nil
 }

@@ -287,3 +287,88 @@ func TestPolledWatchersAreSwept(t *testing.T) {
 	g.Expect(w.count).To(Equal(map[string]int{"ns/c": 1}))
 	g.Expect(w.polled).To(HaveLen(1))
 }
+
+// include_entry: each event whose entry is still there carries its EntryInfo as the look saw it, under the
+// watched directory; REMOVE and RENAME (the old name) carry none, as envd's cannot stat them.
+func TestEventsCarryTheirEntryWhenAsked(t *testing.T) {
+	g := NewWithT(t)
+	at := epoch.Add(3 * time.Second)
+	before := snapshot{"old": {typ: "file", size: 7, mtime: epoch, mode: "644"}, "gone": {typ: "file", size: 1, mtime: epoch, mode: "644"}}
+	after := snapshot{
+		"new":  before["old"],
+		"made": {typ: "file", size: 5, mtime: at, mode: "640"},
+		"d":    {typ: "dir", size: 4096, mtime: at, mode: "755"},
+		"ln":   {typ: "symlink", size: 4, mtime: at, mode: "777", link: "made"},
+	}
+	evs := withEntries(changes(before, after), after, "/w")
+	entries := map[string]*filesystem.EntryInfo{}
+	for _, e := range evs {
+		switch e.GetType() {
+		case evRemove, evRename:
+			g.Expect(e.Entry).To(BeNil(), "%s %s: its name is gone", e.GetType(), e.GetName())
+		default:
+			g.Expect(e.Entry).NotTo(BeNil(), "%s %s", e.GetType(), e.GetName())
+			entries[e.GetName()] = e.GetEntry()
+		}
+	}
+	g.Expect(entries).To(HaveLen(4))
+	g.Expect(entries["made"]).To(And(HaveField("Name", "made"), HaveField("Path", "/w/made"), HaveField("Size", int64(5)),
+		HaveField("Type", filesystem.FileType_FILE_TYPE_FILE), HaveField("Mode", uint32(0o640)), HaveField("Permissions", "-rw-r-----")))
+	g.Expect(entries["made"].GetModifiedTime().AsTime()).To(BeTemporally("==", at))
+	g.Expect(entries["new"].GetPath()).To(Equal("/w/new"), "a rename's new name has its entry")
+	g.Expect(entries["d"].GetType()).To(Equal(filesystem.FileType_FILE_TYPE_DIRECTORY))
+	g.Expect(entries["ln"].GetSymlinkTarget()).To(Equal("made"))
+	g.Expect(changes(before, after)).To(HaveEach(HaveField("Entry", BeNil())), "without include_entry, none")
+}
+
+// include_entry reaches both kinds of watchers, and in the JSON the SDK reads, entry is an EntryInfo object.
+func TestWatchersSendEntriesWhenAsked(t *testing.T) {
+	g := NewWithT(t)
+	f, api := newFakeTree(t)
+	f.put("/w", -1, "755", 0)
+	gw := newTestGateway(t, api.URL)
+	limits := defaultWatchLimits
+	limits.poll = 20 * time.Millisecond
+	gw.watchers = newWatchers(limits)
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+	cl := filesystemconnect.NewFilesystemClient(http.DefaultClient, srv.URL, connect.WithProtoJSON())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	created, err := cl.CreateWatcher(ctx, watchRequest(&filesystem.CreateWatcherRequest{Path: "/w", IncludeEntry: true}, "sbx"))
+	g.Expect(err).NotTo(HaveOccurred())
+	stream, err := cl.WatchDir(ctx, watchRequest(&filesystem.WatchDirRequest{Path: "/w", IncludeEntry: true}, "sbx"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(stream.Receive()).To(BeTrue()) // the start event
+	f.put("/w/a.txt", 3, "644", 1)
+	g.Expect(stream.Receive()).To(BeTrue())
+	g.Expect(stream.Msg().GetFilesystem()).To(And(HaveField("Name", "a.txt"), HaveField("Type", evCreate)))
+	g.Expect(stream.Msg().GetFilesystem().GetEntry()).To(And(HaveField("Path", "/w/a.txt"), HaveField("Size", int64(3))))
+
+	r, err := cl.GetWatcherEvents(ctx, watchRequest(&filesystem.GetWatcherEventsRequest{WatcherId: created.Msg.GetWatcherId()}, "sbx"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Msg.GetEvents()).To(HaveEach(HaveField("Entry", HaveField("Path", "/w/a.txt"))))
+	g.Expect(r.Msg.GetEvents()).To(HaveLen(2)) // CREATE and WRITE
+
+	body := `{"watcherId":"` + created.Msg.GetWatcherId() + `"}`
+	f.put("/w/b", 0, "600", 2)
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/filesystem.Filesystem/GetWatcherEvents", strings.NewReader(body))
+	g.Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("E2b-Sandbox-Id", "sbx")
+	req.Header.Set("X-Access-Token", "key-a")
+	resp, err := http.DefaultClient.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	var got struct {
+		Events []struct {
+			Name  string         `json:"name"`
+			Entry map[string]any `json:"entry"`
+		} `json:"events"`
+	}
+	g.Expect(json.NewDecoder(resp.Body).Decode(&got)).To(Succeed())
+	g.Expect(got.Events).To(HaveLen(1))
+	g.Expect(got.Events[0].Entry).To(And(HaveKeyWithValue("name", "b"), HaveKeyWithValue("type", "FILE_TYPE_FILE"),
+		HaveKeyWithValue("path", "/w/b"), HaveKeyWithValue("permissions", "-rw-------")))
+}

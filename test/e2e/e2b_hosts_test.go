@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -133,6 +134,94 @@ var _ = Describe("the E2B gateway's sandbox hosts", func() {
 		Expect(body).To(ContainSubstring("The sandbox was not found"))
 		code, body = host("8080-"+sb.SandboxID, "/", nil)
 		Expect(code).To(Equal(http.StatusUnauthorized), "no key, no port: "+body)
+	})
+
+	It("reaches a port a SandboxService declares at <port>-<sandboxID>.<domain>, and the primary's beside it", func() {
+		const domain = "e2b.test"
+		ns := newNamespace("e2b")
+		apply(ns, e2bRole)
+		apply(ns, `
+apiVersion: dockside.dev/v1alpha1
+kind: SandboxService
+metadata: {name: side}
+spec:
+  image: dockside.dev/busybox:local
+  command: ["sh", "-c", "echo hello-service > /tmp/index.html && exec httpd -f -p 8090 -h /tmp"]
+  ports: [{name: http, port: 8090}]
+  readiness:
+    command: ["wget", "-q", "-O", "/dev/null", "http://127.0.0.1:8090/"]
+    periodSeconds: 1
+    failureThreshold: 60
+---
+apiVersion: dockside.dev/v1alpha1
+kind: SandboxTemplate
+metadata: {name: websvc}
+spec:
+  sandbox:
+    image: dockside.dev/busybox:local
+    network: {mode: Isolated}
+    services: [side]
+`)
+		key, err := kubectl("create", "token", "agent", "-n", ns, "--duration=1h")
+		Expect(err).NotTo(HaveOccurred())
+		// Plain HTTP with a domain: every name of it is loopback, as a wildcard DNS record would say.
+		transport := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			_, p, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", p))
+		}}
+		DeferCleanup(transport.CloseIdleConnections)
+		url := startGatewayOn(transport, "http", "--domain", domain)
+		_, port, err := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
+		Expect(err).NotTo(HaveOccurred())
+		c := e2bClient{url: url, key: strings.TrimSpace(key), transport: transport}
+		code, out := c.api(http.MethodPost, "/sandboxes", map[string]any{"templateID": "websvc", "timeout": 300})
+		Expect(code).To(Equal(http.StatusCreated), string(out))
+		var sb struct {
+			SandboxID string `json:"sandboxID"`
+		}
+		Expect(json.Unmarshal(out, &sb)).To(Succeed())
+		DeferCleanup(func() {
+			code, out := c.api(http.MethodDelete, "/sandboxes/"+sb.SandboxID, nil)
+			Expect(code).To(Equal(http.StatusNoContent), string(out))
+			Eventually(func() []string { return heldInDocker(ns, sb.SandboxID) }).WithTimeout(90 * time.Second).Should(BeEmpty())
+		})
+		get := func(p int) (int, string) {
+			GinkgoHelper()
+			hc := e2bClient{url: fmt.Sprintf("http://%d-%s.%s:%s", p, sb.SandboxID, domain, port), transport: transport}
+			code, out := hc.do(http.MethodGet, "/index.html", http.Header{"X-Access-Token": {c.key}}, nil)
+			return code, string(out)
+		}
+		Eventually(func() (string, error) {
+			code, body := get(8090)
+			if code != http.StatusOK {
+				return "", &httpStatusError{code, body}
+			}
+			return body, nil
+		}).WithTimeout(60*time.Second).Should(Equal("hello-service\n"), "the service's port, declared in its spec.ports")
+
+		// The primary's own port, which no service declares, is the primary's.
+		events, end := c.start(sb.SandboxID, map[string]any{"process": map[string]any{"cmd": "/bin/sh", "args": []string{"-c", "echo hello-primary > /workspace/index.html && httpd -p 8080 -h /workspace"}}})
+		Expect(end).NotTo(HaveKey("error"))
+		Expect(events[len(events)-1]["event"]).To(HaveKeyWithValue("end", HaveKeyWithValue("exited", true)))
+		Eventually(func() (string, error) {
+			code, body := get(8080)
+			if code != http.StatusOK {
+				return "", &httpStatusError{code, body}
+			}
+			return body, nil
+		}).WithTimeout(30 * time.Second).Should(Equal("hello-primary\n"))
+		for range 20 { // through the kept sessions, the service's and the primary's in turn
+			code, body := get(8090)
+			Expect(code).To(Equal(http.StatusOK), body)
+			Expect(body).To(Equal("hello-service\n"))
+			code, body = get(8080)
+			Expect(code).To(Equal(http.StatusOK), body)
+			Expect(body).To(Equal("hello-primary\n"))
+		}
 	})
 })
 

@@ -47,7 +47,7 @@ rules:
     resources: [sandboxes, sandboxclaims]
     verbs: [get, list, watch, create, patch, delete]
   - apiGroups: [dockside.dev]
-    resources: [sandboxtemplates, sandboxwarmpools]
+    resources: [sandboxtemplates, sandboxwarmpools, sandboxservices]
     verbs: [get, list]
   - apiGroups: [dockside.dev]
     resources: [checkpoints]

@@ -1,6 +1,6 @@
 // Package forwardclient is the client's end of the portforward subresource (docs/design/dataplane.md): the
-// dialer kubectl port-forward uses, for the kubectl plugin, and one connection to a port of a Sandbox over a
-// session of its own, for the E2B gateway's host routing (docs/e2b.md). It does not import the server.
+// dialer kubectl port-forward uses, for the kubectl plugin, and sessions in which each connection to a port
+// of a Sandbox is a pair of streams, for the E2B gateway's host routing (docs/e2b.md). It does not import the server.
 package forwardclient
 
 import (
@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,11 +55,19 @@ func (e *PortError) Error() string { return e.Message }
 // the server writes the error, if any, and closes that stream as soon as the data stream ends.
 const errorWait = 10 * time.Second
 
-// Dial opens a port-forward session with d and one connection in it to port, as kubectl port-forward does for
-// each local connection (a pair of an error and a data stream). The connection's Close ends the session. A
-// refusal of the server reads as a *PortError from Read once the data ends, so that a port nothing listens on
-// is told from a connection the port closed.
-func Dial(ctx context.Context, d httpstream.Dialer, port int) (net.Conn, error) {
+// Session is one port-forward session (one connection to the portforward subresource) in which each Dial
+// opens a connection of its own, a pair of an error and a data stream, as kubectl port-forward opens one pair
+// per local connection in the one session it keeps. The server ties a session to the container it began
+// with and ends it when that container goes or is replaced (the Sandbox deleted or rebuilt), so no stream of
+// it outlives its Sandbox; Done says when it ended.
+type Session struct {
+	conn httpstream.Connection
+	next atomic.Int64 // the request ID of the next connection, which pairs its two streams
+}
+
+// Open opens a port-forward session with d. It is given up, and the session closed when it comes, once ctx
+// ends first.
+func Open(ctx context.Context, d httpstream.Dialer) (*Session, error) {
 	type dialed struct {
 		conn httpstream.Connection
 		err  error
@@ -68,13 +77,12 @@ func Dial(ctx context.Context, d httpstream.Dialer, port int) (net.Conn, error) 
 		conn, _, err := d.Dial(portforward.PortForwardProtocolV1Name)
 		done <- dialed{conn, err}
 	}()
-	var conn httpstream.Connection
 	select {
 	case r := <-done:
 		if r.err != nil {
 			return nil, fmt.Errorf("opening the port-forward session: %w", r.err)
 		}
-		conn = r.conn
+		return &Session{conn: r.conn}, nil
 	case <-ctx.Done():
 		go func() { // the dial goes on in the background: its connection, if any, is closed when it comes
 			if r := <-done; r.conn != nil {
@@ -83,23 +91,36 @@ func Dial(ctx context.Context, d httpstream.Dialer, port int) (net.Conn, error) 
 		}()
 		return nil, fmt.Errorf("opening the port-forward session: %w", ctx.Err())
 	}
+}
+
+// Done is closed when the session ended: closed by its client or cut by the server.
+func (s *Session) Done() <-chan bool { return s.conn.CloseChan() }
+
+// Close ends the session and every connection in it.
+func (s *Session) Close() error {
+	return s.conn.Close() //nolint:wrapcheck // the connection's own error
+}
+
+// Dial opens one connection to port in the session. Its Close ends that connection only. A refusal of the
+// server reads as a *PortError from Read once the data ends, so that a port nothing listens on is told from a
+// connection the port closed.
+func (s *Session) Dial(port int) (net.Conn, error) {
 	h := http.Header{}
 	h.Set(corev1.PortHeader, strconv.Itoa(port))
-	h.Set(corev1.PortForwardRequestIDHeader, "0")
+	h.Set(corev1.PortForwardRequestIDHeader, strconv.FormatInt(s.next.Add(1)-1, 10))
 	h.Set(corev1.StreamType, corev1.StreamTypeError)
-	errStream, err := conn.CreateStream(h)
+	errStream, err := s.conn.CreateStream(h)
 	if err != nil {
-		_ = conn.Close()
 		return nil, fmt.Errorf("opening the error stream of port %d: %w", port, err)
 	}
 	_ = errStream.Close() // the client writes nothing on it
 	h.Set(corev1.StreamType, corev1.StreamTypeData)
-	data, err := conn.CreateStream(h)
+	data, err := s.conn.CreateStream(h)
 	if err != nil {
-		_ = conn.Close()
+		s.conn.RemoveStreams(errStream)
 		return nil, fmt.Errorf("opening the data stream of port %d: %w", port, err)
 	}
-	c := &streamConn{conn: conn, data: data, errDone: make(chan struct{})}
+	c := &streamConn{conn: s.conn, data: data, errStream: errStream, errDone: make(chan struct{})}
 	go func() {
 		defer close(c.errDone)
 		msg, _ := io.ReadAll(io.LimitReader(errStream, 64<<10))
@@ -111,11 +132,12 @@ func Dial(ctx context.Context, d httpstream.Dialer, port int) (net.Conn, error) 
 // streamConn is a forwarded connection as a net.Conn: its data stream, and its error stream read in the
 // background.
 type streamConn struct {
-	conn    httpstream.Connection
-	data    httpstream.Stream
-	errDone chan struct{}
-	errMsg  string // set before errDone closes
-	once    sync.Once
+	conn      httpstream.Connection // the session's
+	data      httpstream.Stream
+	errStream httpstream.Stream
+	errDone   chan struct{}
+	errMsg    string // set before errDone closes
+	once      sync.Once
 }
 
 func (c *streamConn) Read(b []byte) (int, error) {
@@ -141,14 +163,15 @@ func (c *streamConn) Write(b []byte) (int, error) {
 	return c.data.Write(b) //nolint:wrapcheck // the stream's own error, as a net.Conn gives it
 }
 
-// Close ends the session: the data stream, and the connection under it.
+// Close ends this connection: its data stream is reset, so that the server ends its side of it at once, and
+// both streams are forgotten by the session, which goes on.
 func (c *streamConn) Close() error {
 	var err error
 	c.once.Do(func() {
-		_ = c.data.Close()
-		err = c.conn.Close()
+		err = c.data.Reset()
+		c.conn.RemoveStreams(c.data, c.errStream)
 	})
-	return err //nolint:wrapcheck // the connection's own error
+	return err //nolint:wrapcheck // the stream's own error
 }
 
 func (c *streamConn) LocalAddr() net.Addr  { return forwardAddr{} }

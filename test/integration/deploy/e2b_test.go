@@ -3,6 +3,7 @@
 package deploy_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,16 +13,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 )
 
 const e2bName = "dockside-e2b"
 
 // config/e2b: the gateway acts only with its callers' keys (docs/e2b.md), so its own ServiceAccount must be
-// able to do nothing with Sandboxes, and its pod must carry no token.
+// able to do nothing with Sandboxes, and its pod must carry no token; it serves HTTPS with a certificate the
+// operator's issuer makes (docs/e2b.md, "TLS").
 var _ = Describe("config/e2b", Ordered, func() {
 	e2bDir := filepath.Join(repoRoot, "config", "e2b")
 	var deploy appsv1.Deployment
 	var kubeconfigMap corev1.ConfigMap
+	var service corev1.Service
 
 	BeforeAll(func() {
 		out, err := kubectl("kustomize", e2bDir)
@@ -35,6 +39,8 @@ var _ = Describe("config/e2b", Ordered, func() {
 				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &deploy)).To(Succeed())
 			case "ConfigMap":
 				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &kubeconfigMap)).To(Succeed())
+			case "Service":
+				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &service)).To(Succeed())
 			default:
 			}
 			Expect(obj.GetKind()).NotTo(BeElementOf("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"),
@@ -117,6 +123,48 @@ var _ = Describe("config/e2b", Ordered, func() {
 		}
 		Expect(c.Args).To(ContainElement("--kubeconfig=" + mounts[kubeconfigMap.Name] + "/kubeconfig"))
 		Expect(filepath.Dir(cluster.CertificateAuthority)).To(Equal(mounts["kube-root-ca.crt"]))
-		Expect(c.Args).To(ContainElement("--listen=0.0.0.0:3000"))
+	})
+
+	It("serves HTTPS with the Secret dockside-e2b-tls, which certificate.yaml makes for the gateway's domain", func() {
+		pod := deploy.Spec.Template.Spec
+		c := pod.Containers[0]
+		secretMount := ""
+		for _, m := range c.VolumeMounts {
+			for _, v := range pod.Volumes {
+				if v.Name == m.Name && v.Secret != nil && v.Secret.SecretName == "dockside-e2b-tls" {
+					secretMount = m.MountPath
+				}
+			}
+		}
+		Expect(secretMount).NotTo(BeEmpty(), "the TLS Secret is mounted")
+		Expect(c.Args).To(ContainElements("--tls-cert-file="+secretMount+"/tls.crt", "--tls-key-file="+secretMount+"/tls.key",
+			"--listen=0.0.0.0:8443"))
+		var domain string
+		for _, a := range c.Args {
+			if d, ok := strings.CutPrefix(a, "--domain="); ok {
+				domain = d
+			}
+		}
+		Expect(domain).NotTo(BeEmpty(), "E2B_DOMAIN's hosts are served")
+		Expect(c.Ports).To(ConsistOf(HaveField("ContainerPort", int32(8443))))
+		for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe} {
+			Expect(p.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS))
+		}
+		Expect(service.Spec.Ports).To(ConsistOf(SatisfyAll(HaveField("Port", int32(443)), HaveField("TargetPort.StrVal", "https"))),
+			"the SDKs dial port 443 of E2B_DOMAIN's hosts")
+
+		raw, err := os.ReadFile(filepath.Join(e2bDir, "certificate.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		var cert struct {
+			Kind string
+			Spec struct {
+				SecretName string   `json:"secretName"`
+				DNSNames   []string `json:"dnsNames"`
+			}
+		}
+		Expect(yaml.Unmarshal(raw, &cert)).To(Succeed())
+		Expect(cert.Kind).To(Equal("Certificate"))
+		Expect(cert.Spec.SecretName).To(Equal("dockside-e2b-tls"))
+		Expect(cert.Spec.DNSNames).To(ContainElements("*."+domain, domain), "every sandbox host, and the domain itself")
 	})
 })
