@@ -255,8 +255,11 @@ const MaxSupervisedStdin = 64 << 10
 const RunMountPath = "/run/dockside"
 
 // SupervisorMountPath is where a session's primary mounts its supervisor volume (VolumeSpec.Supervisor),
-// read-only: a command, even one that runs as root, can neither write there nor mount anything over it.
-const SupervisorMountPath = "/run/dockside-supervisor"
+// read-only: a command, even one that runs as root, can neither write there nor mount anything over it. It
+// is a folder of the root, the one parent nobody can rename: a mount point itself cannot be renamed or
+// removed, but a folder that holds one can, and a root command in a writable root (rootFilesystem Writable)
+// could move /run away, mount points and all, and make a /run/dockside-supervisor of its own.
+const SupervisorMountPath = "/dockside-supervisor"
 
 // Supervision is how a command outlives the agent that started it. The driver puts the supervisor (from
 // Image) into the container's run volume, makes the exec and hands its ExecRef to Created before it starts
