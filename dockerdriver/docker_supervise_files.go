@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/dockside-dev/dockside/internal/supervision"
@@ -35,18 +36,22 @@ const (
 // one in it when it holds this agent's version, and needs only the runs folder in its run volume, made again
 // when a command removed it or put something else in its place. Any other primary (one made before there
 // were supervisor volumes, or under an agent of another version) gets the supervisor in its run volume
-// (installSupervisor).
+// (installSupervisor); only Docker's word that the volume lacks it leads there, not a failed call.
 func (d *Docker) placeSupervisor(ctx context.Context, info ContainerInfo, name, image string) (string, error) {
 	if info.SupervisorVolume != "" {
 		inVolume := SupervisorMountPath + "/" + path.Base(supervisorPath)
-		if st, err := d.cli.ContainerStatPath(ctx, info.ID, inVolume); err == nil && st.Mode.IsRegular() {
+		st, err := d.cli.ContainerStatPath(ctx, info.ID, inVolume)
+		switch {
+		case err == nil && st.Mode.IsRegular():
 			if st, err := d.cli.ContainerStatPath(ctx, info.ID, runsPath); err == nil && st.Mode.IsDir() {
 				return inVolume, nil
 			}
 			return inVolume, d.copyRunFiles(ctx, info.ID, name, nil)
+		case err != nil && !cerrdefs.IsNotFound(err):
+			return "", d.classify(err, PhaseExec, name)
 		}
 	}
-	return supervisorPath, d.installSupervisor(ctx, info.ID, name, image)
+	return supervisorPath, d.installSupervisor(ctx, info, name, image)
 }
 
 // installSupervisor puts the supervisor into the container's run volume, a tmpfs that a new primary mounts
@@ -55,14 +60,16 @@ func (d *Docker) placeSupervisor(ctx context.Context, info ContainerInfo, name, 
 // does not run as root can put anything there, and a supervisor found there is the agent's. A run volume
 // made before that has a root every user may write to: a command could have planted a supervisor of its own
 // there before the first Execution, so there the supervisor is written each time, over whatever is in its
-// place (once it is root's, the sticky root keeps any other user from replacing it until then). An older
+// place (once it is root's, the sticky root keeps any other user from replacing it until then). So is it in
+// a container that runs as root, which owns the volume's root: what is there may be its own. An older
 // agent's supervisor is replaced with an empty file.
-func (d *Docker) installSupervisor(ctx context.Context, id, name, image string) error {
+func (d *Docker) installSupervisor(ctx context.Context, info ContainerInfo, name, image string) error {
+	id := info.ID
 	root, err := d.cli.ContainerStatPath(ctx, id, RunMountPath)
 	if err != nil {
 		return d.classify(err, PhaseExec, name)
 	}
-	if root.Mode.Perm()&0o002 == 0 {
+	if root.Mode.Perm()&0o002 == 0 && nonRootUID(info.User) {
 		if _, err := d.cli.ContainerStatPath(ctx, id, supervisorPath); err == nil {
 			return nil
 		}

@@ -111,7 +111,7 @@ var _ = Describe("A supervisor in a supervisor volume", func() {
 		}
 	})
 
-	It("holding no supervisor of this agent's version, gives way to the run volume's", func(ctx SpecContext) {
+	It("holding no supervisor of this agent's version, gives way to the run volume's, written over a root command's each time", func(ctx SpecContext) {
 		name, _ := primary(ctx, func(o dd.Owner) string {
 			// What an agent of another version filled: nothing under this version's name.
 			v, err := docker.VolumeCreate(ctx, volume.CreateOptions{
@@ -120,8 +120,14 @@ var _ = Describe("A supervisor in a supervisor volume", func() {
 			Expect(err).NotTo(HaveOccurred())
 			return v.Name
 		})
+		planted := sh(ctx, name, replace, 30*time.Second)
+		Expect(string(planted.Stdout)).To(Equal("0\n"), "the command runs as root")
 		res := execution(ctx, name, "echo real; exit 3")
 		Expect(res.ExitCode).To(Equal(3), string(res.Stderr))
 		Expect(string(res.Stdout)).To(Equal("real\n"))
+		Expect(execution(ctx, name, replace).ExitCode).To(Equal(4))
+		next := execution(ctx, name, "echo next; exit 5")
+		Expect(next.ExitCode).To(Equal(5), string(next.Stderr))
+		Expect(string(next.Stdout)).To(Equal("next\n"))
 	})
 })
