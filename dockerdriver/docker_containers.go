@@ -231,8 +231,12 @@ func containerInfo(c container.InspectResponse) ContainerInfo {
 		info.Image, info.Labels, info.User = c.Config.Image, c.Config.Labels, c.Config.User
 	}
 	for _, m := range c.Mounts {
-		if m.Type == mount.TypeVolume && m.Destination == RunMountPath {
+		switch {
+		case m.Type != mount.TypeVolume:
+		case m.Destination == RunMountPath:
 			info.RunVolume = m.Name
+		case m.Destination == SupervisorMountPath && !m.RW:
+			info.SupervisorVolume = m.Name
 		}
 	}
 	if c.NetworkSettings != nil && info.Network != "" {

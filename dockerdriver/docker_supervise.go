@@ -21,7 +21,8 @@ import (
 const SupervisorLabel = dsv1alpha1.LabelPrefix + "supervisor"
 
 const (
-	// supervisorPath is the supervisor in the run volume; runsPath holds one folder per run, which the
+	// supervisorPath is the supervisor in the run volume (where a primary without a supervisor volume has it,
+	// and whose name it has in a supervisor volume); runsPath holds one folder per run, which the
 	// supervisor (running as the container's user) makes and clears. The name changes with what the agent
 	// and the supervisor agree on (v2: the input in supervision.StdinEnv), so that a primary started under an
 	// older agent gets this supervisor beside its own; the older one, at supervisorV1Path, is emptied then,
@@ -45,7 +46,7 @@ const (
 
 // execSupervised runs req under the supervisor, detached (see Supervision), and waits for it.
 func (d *Docker) execSupervised(ctx context.Context, info ContainerInfo, name string, req ExecRequest) (ExecResult, error) {
-	ref, start, err := d.createSupervised(ctx, info.ID, name, req)
+	ref, start, err := d.createSupervised(ctx, info, name, req)
 	if err != nil {
 		if ctx.Err() != nil { // nothing was started: say so rather than leave the outcome uncertain
 			return ExecResult{}, NewError(KindUnavailable, PhaseExec, name, "cancelled before the command started")
@@ -66,8 +67,10 @@ func (d *Docker) execSupervised(ctx context.Context, info ContainerInfo, name st
 
 // createSupervised puts the supervisor in place and makes the exec, without starting it; start is when its
 // deadline begins to count.
-func (d *Docker) createSupervised(ctx context.Context, id, name string, req ExecRequest) (ExecRef, time.Time, error) {
-	if err := d.installSupervisor(ctx, id, name, req.Supervised.Image); err != nil {
+func (d *Docker) createSupervised(ctx context.Context, info ContainerInfo, name string, req ExecRequest) (ExecRef, time.Time, error) {
+	id := info.ID
+	supervisor, err := d.placeSupervisor(ctx, info, name, req.Supervised.Image)
+	if err != nil {
 		return ExecRef{}, time.Time{}, err
 	}
 	ref := ExecRef{}
@@ -79,7 +82,7 @@ func (d *Docker) createSupervised(ctx context.Context, id, name string, req Exec
 		ref.Before = slices.Sorted(maps.Keys(before))
 	}
 	start := time.Now() // the deadline counts from here, before the supervisor's own
-	cmd := append([]string{supervisorPath, runsPath + "/" + req.Supervised.Key, strconv.Itoa(req.OutputLimit),
+	cmd := append([]string{supervisor, runsPath + "/" + req.Supervised.Key, strconv.Itoa(req.OutputLimit),
 		strconv.FormatInt(int64((req.Timeout+superviseGrace+time.Second-1)/time.Second), 10), "--"}, req.Command...)
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
 		Cmd: cmd, Env: supervisorEnv(req), WorkingDir: req.WorkingDir,

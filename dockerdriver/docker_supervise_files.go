@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/dockside-dev/dockside/internal/supervision"
@@ -30,20 +31,45 @@ const (
 	runSlack = 64 << 10
 )
 
+// placeSupervisor returns the supervisor that runs an exec in container info. A primary with a supervisor
+// volume (read-only in it, so that not even a command running as root can replace what is there) runs the
+// one in it when it holds this agent's version, and needs only the runs folder in its run volume, made again
+// when a command removed it or put something else in its place. Any other primary (one made before there
+// were supervisor volumes, or under an agent of another version) gets the supervisor in its run volume
+// (installSupervisor); only Docker's word that the volume lacks it leads there, not a failed call.
+func (d *Docker) placeSupervisor(ctx context.Context, info ContainerInfo, name, image string) (string, error) {
+	if info.SupervisorVolume != "" {
+		inVolume := SupervisorMountPath + "/" + path.Base(supervisorPath)
+		st, err := d.cli.ContainerStatPath(ctx, info.ID, inVolume)
+		switch {
+		case err == nil && st.Mode.IsRegular():
+			if st, err := d.cli.ContainerStatPath(ctx, info.ID, runsPath); err == nil && st.Mode.IsDir() {
+				return inVolume, nil
+			}
+			return inVolume, d.copyRunFiles(ctx, info.ID, name, nil)
+		case err != nil && !cerrdefs.IsNotFound(err):
+			return "", d.classify(err, PhaseExec, name)
+		}
+	}
+	return supervisorPath, d.installSupervisor(ctx, info, name, image)
+}
+
 // installSupervisor puts the supervisor into the container's run volume, a tmpfs that a new primary mounts
 // empty. Docker writes it as root, mode 0555, and the runs folder 1777 and sticky, in which the command's
 // user makes its run's folder. The volume's root is root's, mode 0755 (volumeRootMode), so no command that
 // does not run as root can put anything there, and a supervisor found there is the agent's. A run volume
 // made before that has a root every user may write to: a command could have planted a supervisor of its own
 // there before the first Execution, so there the supervisor is written each time, over whatever is in its
-// place (once it is root's, the sticky root keeps any other user from replacing it until then). An older
+// place (once it is root's, the sticky root keeps any other user from replacing it until then). So is it in
+// a container that runs as root, which owns the volume's root: what is there may be its own. An older
 // agent's supervisor is replaced with an empty file.
-func (d *Docker) installSupervisor(ctx context.Context, id, name, image string) error {
+func (d *Docker) installSupervisor(ctx context.Context, info ContainerInfo, name, image string) error {
+	id := info.ID
 	root, err := d.cli.ContainerStatPath(ctx, id, RunMountPath)
 	if err != nil {
 		return d.classify(err, PhaseExec, name)
 	}
-	if root.Mode.Perm()&0o002 == 0 {
+	if root.Mode.Perm()&0o002 == 0 && nonRootUID(info.User) {
 		if _, err := d.cli.ContainerStatPath(ctx, id, supervisorPath); err == nil {
 			return nil
 		}
@@ -52,16 +78,24 @@ func (d *Docker) installSupervisor(ctx context.Context, id, name, image string) 
 	if err != nil {
 		return NewError(KindUnavailable, PhaseExec, name, fmt.Sprintf("reading the supervisor from %s: %v", image, err))
 	}
+	return d.copyRunFiles(ctx, id, name, bin)
+}
+
+// copyRunFiles writes the runs folder, 1777 and sticky, into the run volume of container id, and the
+// supervisor bin (with an older agent's emptied) unless bin is nil.
+func (d *Docker) copyRunFiles(ctx context.Context, id, name string, bin []byte) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	now := time.Now()
 	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "runs/", Mode: 0o1777, ModTime: now})
-	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path.Base(supervisorV1Path), Mode: 0o444, ModTime: now})
-	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path.Base(supervisorPath), Mode: 0o555, Size: int64(len(bin)), ModTime: now})
-	_, _ = tw.Write(bin)
+	if bin != nil {
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path.Base(supervisorV1Path), Mode: 0o444, ModTime: now})
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path.Base(supervisorPath), Mode: 0o555, Size: int64(len(bin)), ModTime: now})
+		_, _ = tw.Write(bin)
+	}
 	_ = tw.Close()
 	// What a command planted in these places (a folder, a link) is replaced too, not an error.
-	err = d.cli.CopyToContainer(ctx, id, RunMountPath, &buf, container.CopyToContainerOptions{AllowOverwriteDirWithFile: true})
+	err := d.cli.CopyToContainer(ctx, id, RunMountPath, &buf, container.CopyToContainerOptions{AllowOverwriteDirWithFile: true})
 	return d.classify(err, PhaseExec, name)
 }
 

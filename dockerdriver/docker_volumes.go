@@ -11,25 +11,37 @@ import (
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 )
 
-// EnsureVolume creates the tmpfs-backed local volume, or adopts the one of that name with the same identity.
+// EnsureVolume creates the tmpfs-backed local volume, or adopts the one of that name with the same identity;
+// a supervisor volume (VolumeSpec.Supervisor) is on disk and filled each time.
 func (d *Docker) EnsureVolume(ctx context.Context, spec VolumeSpec) (VolumeInfo, error) {
 	if err := spec.Validate(); err != nil {
 		return VolumeInfo{}, err
 	}
 	defer d.locks.lock("volume/" + spec.Name)()
 	want := Labels(d.node, spec.Owner, spec.Role, "")
-	if info, err := d.adoptVolume(ctx, spec.Name, want); err != nil || info.Exists {
-		return info, err
+	info, err := d.adoptVolume(ctx, spec.Name, want)
+	if err == nil && !info.Exists {
+		info, err = d.createVolume(ctx, spec, want)
 	}
-	// Creating a name that exists returns the existing volume, so a racing creator is caught by the
-	// adopt check below rather than here.
-	_, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{
+	if err == nil && spec.Supervisor != "" {
+		err = d.fillSupervisorVolume(ctx, spec, want)
+	}
+	return info, err
+}
+
+// createVolume creates the volume, tmpfs-backed unless it is a supervisor volume. Creating a name that
+// exists returns the existing volume, so a racing creator is caught by the adopt check after it.
+func (d *Docker) createVolume(ctx context.Context, spec VolumeSpec, want map[string]string) (VolumeInfo, error) {
+	if spec.Supervisor != "" {
+		if err := d.createSupervisorVolume(ctx, spec, want); err != nil {
+			return VolumeInfo{}, err
+		}
+	} else if _, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{
 		Name:       spec.Name,
 		Driver:     "local",
 		DriverOpts: tmpfsOptions(spec.SizeBytes, volumeRootMode(spec.Role)),
 		Labels:     want,
-	})
-	if err != nil {
+	}); err != nil {
 		return VolumeInfo{}, d.classify(err, PhaseVolume, spec.Name)
 	}
 	info, err := d.adoptVolume(ctx, spec.Name, want)

@@ -60,7 +60,11 @@ type VolumeSpec struct {
 	Name      string // see Name(owner, RoleWorkspace, "")
 	Owner     Owner
 	Role      string // v1alpha1.RoleWorkspace
-	SizeBytes int64  // required, > 0
+	SizeBytes int64  // required, > 0, but for a supervisor volume
+	// Supervisor makes a supervisor volume instead of a tmpfs one: a volume on the daemon's disk, which
+	// EnsureVolume fills with the supervisor of this image (supervision.Version's) each time it is called, and
+	// which a primary mounts read-only at SupervisorMountPath (see installSupervisor). SizeBytes is then 0.
+	Supervisor string
 }
 
 // VolumeInfo is what ObserveVolume and ListVolumes report.
@@ -201,7 +205,10 @@ type ContainerInfo struct {
 	Init       bool      // its command runs under the daemon's init (see ContainerSpec.Init)
 	Runtime    string    // the OCI runtime it was created with (see ContainerSpec.Runtime), "" for the daemon's default
 	RunVolume  string    // the volume mounted at RunMountPath, "" for none: supervised execs can run in it
-	Labels     map[string]string
+	// SupervisorVolume is the volume mounted read-only at SupervisorMountPath, "" for none (a primary made
+	// before there were any): the supervisor is then put into the run volume.
+	SupervisorVolume string
+	Labels           map[string]string
 }
 
 // ExecRequest is one command in a running container, run as the container's own user: no exec can become
@@ -246,6 +253,13 @@ const MaxSupervisedStdin = 64 << 10
 // RunMountPath is where a session's primary mounts its run volume: the supervisor and the output it keeps
 // of the command it runs (docs/design/decisions/0028-commands-run-under-a-supervisor.md).
 const RunMountPath = "/run/dockside"
+
+// SupervisorMountPath is where a session's primary mounts its supervisor volume (VolumeSpec.Supervisor),
+// read-only: a command, even one that runs as root, can neither write there nor mount anything over it. It
+// is a folder of the root, the one parent nobody can rename: a mount point itself cannot be renamed or
+// removed, but a folder that holds one can, and a root command in a writable root (rootFilesystem Writable)
+// could move /run away, mount points and all, and make a /run/dockside-supervisor of its own.
+const SupervisorMountPath = "/dockside-supervisor"
 
 // Supervision is how a command outlives the agent that started it. The driver puts the supervisor (from
 // Image) into the container's run volume, makes the exec and hands its ExecRef to Created before it starts

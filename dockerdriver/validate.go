@@ -150,7 +150,9 @@ func (spec VolumeSpec) Validate() error {
 		return NewError(KindInvalidSpec, PhaseVolume, spec.Name, "the volume name is not a valid Docker name")
 	case spec.Role == "":
 		return NewError(KindInvalidSpec, PhaseVolume, spec.Name, "a role is required")
-	case spec.SizeBytes <= 0:
+	case spec.Supervisor != "" && spec.SizeBytes != 0:
+		return NewError(KindInvalidSpec, PhaseVolume, spec.Name, "a supervisor volume is on disk and takes no size limit")
+	case spec.Supervisor == "" && spec.SizeBytes <= 0:
 		return NewError(KindInvalidSpec, PhaseVolume, spec.Name, "a size limit is required")
 	}
 	return nil

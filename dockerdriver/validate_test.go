@@ -131,6 +131,9 @@ func TestVolumeSpecAndExecRequestValidate(t *testing.T) {
 	g.Expect(VolumeSpec{Name: "ws", Role: dsv1alpha1.RoleWorkspace, SizeBytes: 1}.Validate()).To(Succeed())
 	g.Expect(IsInvalidSpec(VolumeSpec{Name: "ws", Role: dsv1alpha1.RoleWorkspace}.Validate())).To(BeTrue())
 	g.Expect(IsInvalidSpec(VolumeSpec{Name: "ws", SizeBytes: 1}.Validate())).To(BeTrue())
+	// A supervisor volume is on disk: it takes no size, and a size makes it a mistake.
+	g.Expect(VolumeSpec{Name: "sv", Role: dsv1alpha1.RoleSupervise, Supervisor: "holder"}.Validate()).To(Succeed())
+	g.Expect(IsInvalidSpec(VolumeSpec{Name: "sv", Role: dsv1alpha1.RoleSupervise, Supervisor: "holder", SizeBytes: 1}.Validate())).To(BeTrue())
 
 	ok := ExecRequest{Command: []string{"true"}, Timeout: time.Second, OutputLimit: 1}
 	g.Expect(ok.Validate("c")).To(Succeed())

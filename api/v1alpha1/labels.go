@@ -24,5 +24,6 @@ const (
 	RoleNetwork   = "network"   // a per-topology bridge
 	RoleWorkspace = "workspace" // the workspace volume
 	RoleSecrets   = "secrets"   // the volume of a Sandbox's secretFiles
-	RoleRun       = "run"       // a session primary's run volume: the supervisor of its Executions and their output
+	RoleRun       = "run"       // a session primary's run volume: the output of its Executions (and, in one made before RoleSupervisor, their supervisor)
+	RoleSupervise = "supervise" // a session primary's supervisor volume, read-only in it: the supervisor of its Executions
 )

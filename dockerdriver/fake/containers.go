@@ -88,7 +88,7 @@ func (f *Driver) EnsureContainer(ctx context.Context, spec dd.ContainerSpec) (dd
 			Exists: true, ID: fmt.Sprintf("ctr%04d", f.nextID), Name: spec.Name, Image: spec.Image,
 			ImageID: f.images[spec.Image].ID, State: dd.StateCreated, Network: spec.Network.Name, Labels: want,
 			User: dd.RunAs(spec, f.images[spec.Image].User), Init: spec.Init, Runtime: spec.Runtime,
-			RunVolume: runVolume(spec),
+			RunVolume: mountedAt(spec, dd.RunMountPath, false), SupervisorVolume: mountedAt(spec, dd.SupervisorMountPath, true),
 		}}
 		f.containers[spec.Name] = c
 		return c.snapshot(), nil

@@ -124,10 +124,10 @@ func (f *Driver) forgetExecs(id string) {
 	}
 }
 
-// runVolume names the volume the spec mounts at the run volume's path, "" for none.
-func runVolume(spec dd.ContainerSpec) string {
+// mountedAt names the volume the spec mounts at target (read-only when readOnly), "" for none.
+func mountedAt(spec dd.ContainerSpec, target string, readOnly bool) string {
 	for _, m := range spec.Mounts {
-		if m.Target == dd.RunMountPath {
+		if m.Target == target && (m.ReadOnly || !readOnly) {
 			return m.Volume
 		}
 	}

@@ -170,15 +170,17 @@ func objectsByRole(ns string) map[string]int {
 	return counts
 }
 
-// expectedObjects is what objectsByRole finds once every Sandbox is Ready: a holder, a primary and a
-// workspace each, and a service instance and a topology network for those with a service.
+// expectedObjects is what objectsByRole finds once every Sandbox is Ready: a holder, a primary, a
+// workspace, a run volume and a supervisor volume each, and a service instance and a topology network for
+// those with a service.
 func expectedObjects(uids map[string]string) map[string]int {
 	want := map[string]int{}
 	for uid, name := range uids {
 		want["container "+uid+" "+dsv1alpha1.RoleHolder] = 1
 		want["container "+uid+" "+dsv1alpha1.RolePrimary] = 1
 		want["volume "+uid+" "+dsv1alpha1.RoleWorkspace] = 1
-		want["volume "+uid+" "+dsv1alpha1.RoleRun] = 1 // every one is a session, whose primary has a run volume
+		want["volume "+uid+" "+dsv1alpha1.RoleRun] = 1       // every one is a session, whose primary has a run volume
+		want["volume "+uid+" "+dsv1alpha1.RoleSupervise] = 1 // and a supervisor volume
 		if strings.HasPrefix(name, "pair-") {
 			want["container "+uid+" "+dsv1alpha1.RoleService+"/web"] = 1
 			want["network "+uid+" "+dsv1alpha1.RoleNetwork] = 1

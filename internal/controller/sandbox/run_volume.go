@@ -19,12 +19,21 @@ func (s *scope) runVolumeName() string {
 	return dd.Name(s.names().WorkspaceOwner(), dsv1alpha1.RoleRun, "")
 }
 
-// runVolumeMounts mounts the run volume in a session's primary; a run has no Executions and none.
+// supervisorVolumeName names a session's supervisor volume, which lives as long as the Sandbox too.
+func (s *scope) supervisorVolumeName() string {
+	return dd.Name(s.names().WorkspaceOwner(), dsv1alpha1.RoleSupervise, "")
+}
+
+// runVolumeMounts mounts the run volume in a session's primary, and its supervisor volume read-only; a run
+// has no Executions and neither.
 func runVolumeMounts(s *scope) []dd.VolumeMount {
 	if s.isRun() {
 		return nil
 	}
-	return []dd.VolumeMount{{Volume: s.runVolumeName(), Target: dd.RunMountPath}}
+	return []dd.VolumeMount{
+		{Volume: s.runVolumeName(), Target: dd.RunMountPath},
+		{Volume: s.supervisorVolumeName(), Target: dd.SupervisorMountPath, ReadOnly: true},
+	}
 }
 
 // runVolumeFootprint is the memory a Sandbox's run volume may hold.
@@ -36,7 +45,10 @@ func runVolumeFootprint(spec dsv1alpha1.SandboxSpec) int64 {
 }
 
 // ensureRunVolume makes a session's run volume before its primary. Nothing needs to hold it between
-// primaries: what it keeps matters only while the primary that mounts it runs.
+// primaries: what it keeps matters only while the primary that mounts it runs. It also makes the supervisor
+// volume and fills it with the supervisor, before any process of the primary can run: the primary mounts it
+// read-only, so no command, not even one that runs as root, can replace the supervisor its Executions run
+// under (docs/design/decisions/0028-commands-run-under-a-supervisor.md).
 func (r *Reconciler) ensureRunVolume(ctx context.Context, s *scope) (bool, error) {
 	if s.isRun() {
 		return false, nil
@@ -46,6 +58,12 @@ func (r *Reconciler) ensureRunVolume(ctx context.Context, s *scope) (bool, error
 	})
 	if err != nil {
 		return s.fail(dsv1alpha1.ReasonStartFailed, "creating the run volume", err)
+	}
+	_, err = r.Driver.EnsureVolume(ctx, dd.VolumeSpec{
+		Name: s.supervisorVolumeName(), Owner: s.names().WorkspaceOwner(), Role: dsv1alpha1.RoleSupervise, Supervisor: r.Options.HolderImage,
+	})
+	if err != nil {
+		return s.fail(dsv1alpha1.ReasonStartFailed, "filling the supervisor volume", err)
 	}
 	return false, nil
 }

@@ -167,7 +167,7 @@ func TestPrimaryMountsSecretFilesReadOnly(t *testing.T) {
 	s := h.scope(atTopology(newSandbox("s", withSecretFiles), 1))
 	g.Expect(h.r.primarySpec(s).Mounts).To(ContainElement(dd.VolumeMount{Volume: s.secretsVolumeName(), Target: "/run/secrets/dockside", ReadOnly: true}))
 	plain := h.scope(atTopology(newSandbox("p"), 1))
-	g.Expect(h.r.primarySpec(plain).Mounts).To(HaveLen(2), "the workspace and the run volume alone")
+	g.Expect(h.r.primarySpec(plain).Mounts).To(HaveLen(3), "the workspace, the run volume and the supervisor volume alone")
 }
 
 func TestSecretFilesRollTheTopology(t *testing.T) {

@@ -278,8 +278,8 @@ var _ = Describe("Deletion", func() {
 		Eventually(gone(sbx)).Should(BeTrue())
 		Expect(holdings(a.docker, uid)).To(BeZero())
 		Expect(stubborn.removals()).To(Equal([]string{
-			dsv1alpha1.RolePrimary, dsv1alpha1.RoleService + "second", dsv1alpha1.RoleService + "first", "network", dsv1alpha1.RoleHolder, "volume", "volume",
-		}), "the workspace and the run volume last")
+			dsv1alpha1.RolePrimary, dsv1alpha1.RoleService + "second", dsv1alpha1.RoleService + "first", "network", dsv1alpha1.RoleHolder, "volume", "volume", "volume",
+		}), "the workspace, the run volume and the supervisor volume last")
 		Eventually(eventReasons(sbx)).Should(ContainElement("CleanedUp"))
 	})
 

@@ -163,9 +163,9 @@ var _ = Describe("An agent back after its node was lost, under 200 Ready Sandbox
 			create(sandbox(ns, fmt.Sprintf("s-%03d", i), node))
 		}
 		Eventually(sandboxesWhere(ns, readyAndFound), 5*time.Minute, time.Second).Should(Equal(stormSandboxes))
-		// A holder, a primary, a workspace and a run volume each; a new session's holder may come a pass after
-		// its Ready (holderFirst, internal/controller/sandbox/build.go).
-		Eventually(func() []string { objects, _ := dockerState(docker); return objects }).Should(HaveLen(stormSandboxes * 4))
+		// A holder, a primary, a workspace, a run volume and a supervisor volume each; a new session's holder
+		// may come a pass after its Ready (holderFirst, internal/controller/sandbox/build.go).
+		Eventually(func() []string { objects, _ := dockerState(docker); return objects }).Should(HaveLen(stormSandboxes * 5))
 		objects, changes := dockerState(docker)
 
 		first.stop()

@@ -53,7 +53,7 @@ var _ = Describe("A session", func() {
 		for _, v := range vols {
 			sizes[v.Labels[dsv1alpha1.LabelRole]] = v.SizeBytes
 		}
-		Expect(sizes).To(Equal(map[string]int64{dsv1alpha1.RoleWorkspace: 512 << 20, dsv1alpha1.RoleRun: 4 << 20}))
+		Expect(sizes).To(Equal(map[string]int64{dsv1alpha1.RoleWorkspace: 512 << 20, dsv1alpha1.RoleRun: 4 << 20, dsv1alpha1.RoleSupervise: 0}), "the supervisor volume is on disk")
 
 		Eventually(eventReasons(sbx)).Should(ContainElements("WorkspaceCreated", "Started"))
 	})
