@@ -18,6 +18,7 @@ func TestReread(t *testing.T) {
 	g.Expect(lost.Default).To(Equal(dsv1alpha1.RuntimeGVisor), "the flag's default stays")
 	g.Expect(lost.Offers(lost.Default)).To(BeFalse())
 	g.Expect(lost.AnnotationValue()).To(Equal("runc"))
+	g.Expect(lost.DockerName("")).To(Equal("runsc"), "Docker refuses it: never runc in gVisor's place")
 }
 
 // Set tells a change, and wakes whoever waits on the channel Current gave, once; the same read again is no
