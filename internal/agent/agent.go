@@ -163,14 +163,16 @@ type Options struct {
 	MetricsCertName string
 	MetricsKeyName  string
 
-	SweepPeriod   time.Duration // orphan and drift sweep of Docker; default 1m
-	BindRetry     time.Duration // an agent without room looks again at waiting Sandboxes; default 10s
-	SpecRetry     time.Duration // a missing image or Secret is looked for again; default 30s
-	StopGrace     time.Duration // grace of containers stopped when their topology ends; default 2s
-	DockerTimeout time.Duration // bound on each Docker call; default 1m
-	MinBackoff    time.Duration // first retry after an error; default DefaultMinBackoff
-	MaxBackoff    time.Duration // retries after errors back off up to this; default DefaultMaxBackoff
-	Workers       int           // Sandboxes converged at once; default 4
+	SweepPeriod time.Duration // orphan and drift sweep of Docker; default 1m
+	// RuntimesPeriod: how often the agent reads its Docker's runtimes again (one docker info); default 1m.
+	RuntimesPeriod time.Duration
+	BindRetry      time.Duration // an agent without room looks again at waiting Sandboxes; default 10s
+	SpecRetry      time.Duration // a missing image or Secret is looked for again; default 30s
+	StopGrace      time.Duration // grace of containers stopped when their topology ends; default 2s
+	DockerTimeout  time.Duration // bound on each Docker call; default 1m
+	MinBackoff     time.Duration // first retry after an error; default DefaultMinBackoff
+	MaxBackoff     time.Duration // retries after errors back off up to this; default DefaultMaxBackoff
+	Workers        int           // Sandboxes converged at once; default 4
 
 	// MaxExecOutputBytes is the node-wide ceiling of an Execution's maxOutputBytes, per stream; default
 	// (and most) 262144.
@@ -278,6 +280,7 @@ func (o *Options) defaults() error {
 	}
 	setDefault(&o.SweepPeriod, time.Minute)
 	setDefault(&o.BindRetry, 10*time.Second)
+	setDefault(&o.RuntimesPeriod, time.Minute)
 	setDefault(&o.SpecRetry, 30*time.Second)
 	setDefault(&o.StopGrace, 2*time.Second)
 	setDefault(&o.DockerTimeout, time.Minute)
@@ -353,7 +356,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err != nil {
 		return nil, err
 	}
-	nodeRuntimes, err := nodeRuntimes(ctx, opts.Driver, opts, ctrl.LoggerFrom(ctx).WithName("agent"))
+	startRuntimes, err := nodeRuntimes(ctx, opts.Driver, opts, ctrl.LoggerFrom(ctx).WithName("agent"))
 	if err != nil {
 		return nil, err
 	}
@@ -440,6 +443,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return nil, fmt.Errorf("opening the image pull records: %w", err)
 	}
 	requeues := make(chan event.TypedGenericEvent[*dsv1alpha1.Sandbox], 1024)
+	nodeRuntimes := runtimes.NewLive(startRuntimes)
+	watchRuntimes := newRuntimesWatch(runtimesWatch{
+		driver: driver, live: nodeRuntimes, opts: opts, unbound: unbound, requeues: requeues, log: log,
+	})
+	if err := mgr.Add(watchRuntimes); err != nil {
+		return nil, fmt.Errorf("adding the reader of the node's runtimes: %w", err)
+	}
 	freezes := &handoff.Freezes{}
 	runs := execution.NewRuns()
 	wake := handoff.NewWakeups(ctx, requeues)
@@ -463,7 +473,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	if opts.LeaderElection {
 		r.OfferedElsewhere = offeredElsewhere(mgr.GetClient(), opts.LeaseNamespace, opts.Node, opts.NodeLostAfter)
-		advert := &runtimesAdvert{client: mgr.GetClient(), namespace: opts.LeaseNamespace, lease: LeaseName(opts.Node), value: nodeRuntimes.AnnotationValue(), log: log}
+		advert := &runtimesAdvert{client: mgr.GetClient(), namespace: opts.LeaseNamespace, lease: LeaseName(opts.Node), live: nodeRuntimes, log: log}
 		if err := mgr.Add(advert); err != nil {
 			return nil, fmt.Errorf("adding the publisher of the node's runtimes: %w", err)
 		}
@@ -530,7 +540,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err := mgr.Add(sweeper); err != nil {
 		return nil, fmt.Errorf("adding the sweeper: %w", err)
 	}
-	if err := mgr.Add(&nodewatch.DockerEvents{Driver: driver, Out: requeues, Resync: sweeper.Kick}); err != nil {
+	if err := mgr.Add(&nodewatch.DockerEvents{Driver: driver, Out: requeues, Resync: func() {
+		// The daemon may have come back with other runtimes (daemon.json changed and Docker restarted).
+		sweeper.Kick()
+		watchRuntimes.Kick()
+	}}); err != nil {
 		return nil, fmt.Errorf("adding the Docker event pump: %w", err)
 	}
 	if err := mgr.Add(registered(nodewatch.NewPhaseCollector(opts.Node, mgr.GetCache()))); err != nil {

@@ -11,15 +11,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	dsv1alpha1 "github.com/dockside-dev/dockside/api/v1alpha1"
 	dd "github.com/dockside-dev/dockside/dockerdriver"
 	"github.com/dockside-dev/dockside/internal/controller/nodelifecycle"
+	"github.com/dockside-dev/dockside/internal/handoff"
 	"github.com/dockside-dev/dockside/internal/runtimes"
 )
 
-// nodeRuntimes asks the daemon, once, which OCI runtimes it offers, and refuses a --default-runtime it cannot
-// run (docs/deploy.md, "Running Sandboxes under gVisor").
+// nodeRuntimes asks the daemon at the agent's start which OCI runtimes it offers, and refuses a
+// --default-runtime it cannot run (docs/deploy.md, "Running Sandboxes under gVisor"); runtimesWatch reads it
+// again while the agent runs.
 func nodeRuntimes(ctx context.Context, driver dd.Driver, opts Options, log logr.Logger) (runtimes.Node, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.DockerTimeout)
 	defer cancel()
@@ -35,13 +38,88 @@ func nodeRuntimes(ctx context.Context, driver dd.Driver, opts Options, log logr.
 	return node, nil
 }
 
+// runtimesWatch reads the daemon's runtimes again every period, and at once when the Docker event stream
+// reconnects (the daemon restarted or was reloaded), so that an operator who registers runsc in daemon.json,
+// or removes it, is seen without restarting the agent. When what the node offers changes, the unbound
+// Sandboxes are looked at again at once: those waiting for a runtime it now offers are bound here. A runtime
+// that goes takes nothing already running under it down; only new containers are refused it.
+type runtimesWatch struct {
+	driver   dd.Driver
+	live     *runtimes.Live
+	opts     Options
+	unbound  client.Reader // the cache of unbound Sandboxes
+	requeues chan<- event.TypedGenericEvent[*dsv1alpha1.Sandbox]
+	kick     chan struct{}
+	log      logr.Logger
+}
+
+func newRuntimesWatch(w runtimesWatch) *runtimesWatch {
+	w.kick = make(chan struct{}, 1)
+	return &w
+}
+
+// NeedLeaderElection: what it reads serves the reconcilers, which run only in the Lease holder.
+func (w *runtimesWatch) NeedLeaderElection() bool { return true }
+
+// Kick asks for a read now (the event stream reconnected); it never blocks.
+func (w *runtimesWatch) Kick() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *runtimesWatch) Start(ctx context.Context) error {
+	tick := time.NewTicker(w.opts.RuntimesPeriod)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-w.kick:
+		}
+		w.reread(ctx)
+	}
+}
+
+func (w *runtimesWatch) reread(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, w.opts.DockerTimeout)
+	listed, err := w.driver.Runtimes(rctx)
+	cancel()
+	if err != nil {
+		// The daemon is away: its return reconnects the event stream, which kicks a read.
+		w.log.V(1).Info("Reading the Docker daemon's runtimes failed; keeping the last read", "error", err.Error())
+		return
+	}
+	node := runtimes.Reread(listed, w.opts.GVisorRuntimeName, w.opts.DefaultRuntime)
+	if !w.live.Set(node) {
+		return
+	}
+	w.log.Info("The runtimes this node offers Sandboxes changed; containers already running keep theirs",
+		"offered", node.AnnotationValue(), "default", node.Default, "dockerRuntimes", strings.Join(listed, ","))
+	if !node.Offers(node.Default) {
+		w.log.Error(nil, "The Docker daemon no longer offers the node's default runtime: Sandboxes that name none wait until it does",
+			"default", node.Default, "gvisorRuntimeName", w.opts.GVisorRuntimeName)
+	}
+	var unbound dsv1alpha1.SandboxList
+	if err := w.unbound.List(ctx, &unbound); err != nil {
+		w.log.Info("Listing the unbound Sandboxes to look at them again failed; they come back with their retry", "error", err.Error())
+		return
+	}
+	for i := range unbound.Items {
+		handoff.Requeue(ctx, w.requeues, unbound.Items[i].Namespace, unbound.Items[i].Name)
+	}
+}
+
 // runtimesAdvert publishes the node's runtimes on its Lease (runtimes.Annotation) once the agent holds the
-// Lease, retrying until it is written: the agents of other nodes read it to know whether anyone can run a
-// Sandbox's runtime. The merge patch touches the annotation alone, which the leader election's updates keep.
+// Lease, and again whenever runtimesWatch finds them changed, retrying each until it is written: the agents
+// of other nodes read it to know whether anyone can run a Sandbox's runtime. The merge patch touches the
+// annotation alone, which the leader election's updates keep.
 type runtimesAdvert struct {
 	client           client.Client
 	namespace, lease string
-	value            string
+	live             *runtimes.Live
 	log              logr.Logger
 }
 
@@ -49,8 +127,22 @@ type runtimesAdvert struct {
 func (a *runtimesAdvert) NeedLeaderElection() bool { return true }
 
 func (a *runtimesAdvert) Start(ctx context.Context) error {
+	for {
+		node, changed := a.live.Current()
+		if err := a.publish(ctx, node.AnnotationValue()); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		}
+	}
+}
+
+func (a *runtimesAdvert) publish(ctx context.Context, value string) error {
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: a.namespace, Name: a.lease}}
-	patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, runtimes.Annotation, a.value))
+	patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, runtimes.Annotation, value))
 	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 30 * time.Second}
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		if err := a.client.Patch(ctx, lease, patch); err != nil {
@@ -62,7 +154,6 @@ func (a *runtimesAdvert) Start(ctx context.Context) error {
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("publishing the node's runtimes on Lease %s/%s: %w", a.namespace, a.lease, err)
 	}
-	<-ctx.Done()
 	return nil
 }
 

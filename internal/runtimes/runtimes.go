@@ -20,31 +20,39 @@ const DefaultGVisorName = "runsc"
 // Node is what one node's Docker offers: each runtime a container may ask for, by the name Docker knows it
 // by, and the one a Sandbox or SandboxService that names none runs under.
 type Node struct {
-	Default dsv1alpha1.Runtime
-	docker  map[dsv1alpha1.Runtime]string // runtime -> Docker's name for it; runc's is "" (the daemon's default)
+	Default    dsv1alpha1.Runtime
+	docker     map[dsv1alpha1.Runtime]string // runtime -> Docker's name for it; runc's is "" (the daemon's default)
+	gvisorName string                        // Docker's name for gVisor, offered or not
 }
 
-// Discover works out a node's runtimes from the names docker info lists: runc is always there (Docker runs a
-// container under its default runtime, runc, when none is named), gVisor where gvisorName is listed. The
-// default must be one the node offers: an agent whose --default-runtime its Docker cannot run refuses to
-// start rather than fail every Sandbox.
+// Discover works out a node's runtimes from the names docker info lists at the agent's start: runc is always
+// there (Docker runs a container under its default runtime, runc, when none is named), gVisor where gvisorName
+// is listed. The default must be one the node offers: an agent whose --default-runtime its Docker cannot run
+// refuses to start rather than fail every Sandbox.
 func Discover(listed []string, gvisorName string, def dsv1alpha1.Runtime) (Node, error) {
-	n := Node{Default: def, docker: map[dsv1alpha1.Runtime]string{dsv1alpha1.RuntimeRunc: ""}}
-	if n.Default == "" {
-		n.Default = dsv1alpha1.RuntimeRunc
-	}
-	if !slices.Contains(dsv1alpha1.Runtimes, n.Default) {
+	if def != "" && !slices.Contains(dsv1alpha1.Runtimes, def) {
 		return Node{}, fmt.Errorf("the default runtime must be runc or gVisor, not %q", def)
 	}
-	if gvisorName != "" && slices.Contains(listed, gvisorName) {
-		n.docker[dsv1alpha1.RuntimeGVisor] = gvisorName
-	}
+	n := Reread(listed, gvisorName, def)
 	if !n.Offers(n.Default) {
 		return Node{}, fmt.Errorf("the default runtime is gVisor, but the Docker daemon offers no runtime %q "+
 			"(docker info lists %s): register runsc in daemon.json's runtimes, or name it with --gvisor-runtime-name",
 			gvisorName, strings.Join(listed, ", "))
 	}
 	return n, nil
+}
+
+// Reread is Discover for a running agent that reads its daemon again: it never refuses. A default the daemon
+// no longer offers stays the default, and Sandboxes that name no runtime wait for it (Offers is false).
+func Reread(listed []string, gvisorName string, def dsv1alpha1.Runtime) Node {
+	n := Node{Default: def, docker: map[dsv1alpha1.Runtime]string{dsv1alpha1.RuntimeRunc: ""}, gvisorName: gvisorName}
+	if n.Default == "" {
+		n.Default = dsv1alpha1.RuntimeRunc
+	}
+	if gvisorName != "" && slices.Contains(listed, gvisorName) {
+		n.docker[dsv1alpha1.RuntimeGVisor] = gvisorName
+	}
+	return n
 }
 
 // Offers tells whether the node's Docker can run a container under rt.
@@ -65,8 +73,17 @@ func (n Node) Of(asked dsv1alpha1.Runtime) dsv1alpha1.Runtime {
 }
 
 // DockerName is the Docker runtime a container asking for asked is created with (ContainerSpec.Runtime):
-// "" for runc, the daemon's default.
-func (n Node) DockerName(asked dsv1alpha1.Runtime) string { return n.docker[n.Of(asked)] }
+// "" for runc, the daemon's default. gVisor keeps its name after the daemon dropped it, so that a container
+// of a started Sandbox made again then is refused by Docker rather than run under runc.
+func (n Node) DockerName(asked dsv1alpha1.Runtime) string {
+	if n.Of(asked) != dsv1alpha1.RuntimeGVisor {
+		return ""
+	}
+	if n.gvisorName == "" {
+		return DefaultGVisorName
+	}
+	return n.gvisorName
+}
 
 // Offered lists the runtimes the node offers, sorted, in the API's spelling.
 func (n Node) Offered() []dsv1alpha1.Runtime {

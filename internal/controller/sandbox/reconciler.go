@@ -45,9 +45,9 @@ type Options struct {
 	// RefuseUnrestricted fails Sandboxes of network mode Unrestricted (reason UnrestrictedNotAllowed).
 	RefuseUnrestricted bool
 
-	// Runtimes are the OCI runtimes the node's Docker offers and its default (runtime.go); the zero value
-	// offers runc alone.
-	Runtimes runtimes.Node
+	// Runtimes are the OCI runtimes the node's Docker offers and its default (runtime.go), as the agent last
+	// read them from its daemon; nil offers runc alone.
+	Runtimes *runtimes.Live
 
 	// Allocatable is what the footprints of the Sandboxes this node holds add up to at most: bytes of memory
 	// (their memory limits and workspaces), pids and CPU limits (see footprint.go); a kind left at 0 is not

@@ -42,12 +42,17 @@ func runtimesAsked(sbx *dsv1alpha1.Sandbox, services []*dsv1alpha1.SandboxServic
 	return asked
 }
 
-// missingRuntime is the first runtime the Sandbox's containers name that this node's Docker does not offer,
-// "" when it offers them all.
+// missingRuntime is the first runtime the Sandbox's containers run under that this node's Docker does not
+// offer, "" when it offers them all. The node's default counts for a container that names none: the agent
+// refuses to start without it, but its daemon may drop it later (runtimes.Reread).
 func (r *Reconciler) missingRuntime(sbx *dsv1alpha1.Sandbox, services []*dsv1alpha1.SandboxService) dsv1alpha1.Runtime {
-	for _, rt := range runtimesAsked(sbx, services) {
-		if !r.Options.Runtimes.Offers(rt) {
-			return rt
+	node := r.Options.Runtimes.Node()
+	if !node.Offers(node.Of(sbx.Spec.Runtime)) {
+		return node.Of(sbx.Spec.Runtime)
+	}
+	for _, svc := range services {
+		if svc != nil && !node.Offers(node.Of(svc.Spec.Runtime)) {
+			return node.Of(svc.Spec.Runtime)
 		}
 	}
 	return ""
@@ -57,7 +62,7 @@ func (r *Reconciler) missingRuntime(sbx *dsv1alpha1.Sandbox, services []*dsv1alp
 func (r *Reconciler) runtimeRefusal(rt dsv1alpha1.Runtime) *refusal {
 	return &refusal{dsv1alpha1.ReasonRuntimeUnavailable, fmt.Sprintf(
 		"this Sandbox asks for runtime %s, which the Docker of node %s does not offer (it offers %s); waiting for it",
-		rt, r.Options.Node, offeredForPeople(r.Options.Runtimes.Offered()))}
+		rt, r.Options.Node, offeredForPeople(r.Options.Runtimes.Node().Offered()))}
 }
 
 // nobodyOffers is the status of an unbound Sandbox whose runtime no agent offers: every agent writes it in the

@@ -28,9 +28,27 @@ func TestRuntimesAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Options.Runtimes = both
+	r.Options.Runtimes = runtimes.NewLive(both)
 	if rt := r.missingRuntime(sbx, []*dsv1alpha1.SandboxService{gvisorDB}); rt != "" {
 		t.Fatalf("missing runtime: %q on a node offering both", rt)
+	}
+
+	// A gVisor node whose daemon dropped runsc: what names no runtime needs the default it no longer offers.
+	gvisorNode, err := runtimes.Discover([]string{"runc", "runsc"}, "runsc", dsv1alpha1.RuntimeGVisor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := runtimes.NewLive(gvisorNode)
+	r.Options.Runtimes = live
+	if rt := r.missingRuntime(&dsv1alpha1.Sandbox{}, []*dsv1alpha1.SandboxService{plain}); rt != "" {
+		t.Fatalf("missing runtime: %q while the default is offered", rt)
+	}
+	live.Set(runtimes.Reread([]string{"runc"}, "runsc", dsv1alpha1.RuntimeGVisor))
+	if rt := r.missingRuntime(&dsv1alpha1.Sandbox{}, []*dsv1alpha1.SandboxService{plain}); rt != dsv1alpha1.RuntimeGVisor {
+		t.Fatalf("missing runtime: %q, want gVisor, the default the daemon dropped", rt)
+	}
+	if rt := r.missingRuntime(sbx, nil); rt != "" {
+		t.Fatalf("missing runtime: %q for a Sandbox naming runc", rt)
 	}
 }
 

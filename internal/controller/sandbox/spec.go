@@ -32,7 +32,7 @@ func (r *Reconciler) primarySpec(s *scope) dd.ContainerSpec {
 		KeepStdinOpen: len(spec.Command) == 0,
 		// The data plane kills processes whose children then fall to PID 1; an init reaps them.
 		Init:    r.Options.Init,
-		Runtime: r.Options.Runtimes.DockerName(spec.Runtime),
+		Runtime: r.Options.Runtimes.Node().DockerName(spec.Runtime),
 	}
 }
 
@@ -45,7 +45,7 @@ func (r *Reconciler) serviceSpec(s *scope, svc *dsv1alpha1.SandboxService) dd.Co
 		Env:       append(serviceHome(), egressEnv(s, topologyNames(s))...),
 		Resources: res, Tmpfs: topology.WithTmp(topology.ScratchMounts(svc.Spec.Scratch), res.MemoryBytes), RunAsRoot: svc.Spec.RunAsRoot,
 		Network: dd.NetworkAttachment{Name: s.networkName(), Aliases: append([]string{svc.Name}, svc.Spec.Aliases...)},
-		Runtime: r.Options.Runtimes.DockerName(svc.Spec.Runtime),
+		Runtime: r.Options.Runtimes.Node().DockerName(svc.Spec.Runtime),
 	}
 }
 

@@ -105,6 +105,54 @@ var _ = Describe("Runtimes", func() {
 		Eventually(condition(sbx, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
 	})
 
+	It("binds a waiting gVisor Sandbox once the same agent's Docker gains runsc, and binds no new one after it loses it", func() {
+		ns := newNamespace()
+		lease, leaseNamespace := leased()
+		node := newNode()
+		docker := newDocker(node) // runc alone, as a daemon before runsc is registered in daemon.json
+		startAgent(node, docker, lease, func(o *agent.Options) { o.RuntimesPeriod = 200 * time.Millisecond })
+		Eventually(annotation(leaseNamespace, node)).Should(Equal("runc"))
+		first := gvisor(sandbox(ns, "first", ""))
+		create(first)
+		Eventually(condition(first, dsv1alpha1.ConditionScheduled)).Should(Equal("False/RuntimeUnavailable"))
+		Expect(readyMessage(first)).To(ContainSubstring("asks for runtime gVisor, which no agent's Docker offers"))
+
+		docker.SetRuntimes("runc", "runsc") // the operator registers runsc and reloads Docker
+		Eventually(annotation(leaseNamespace, node)).Should(Equal("gVisor,runc"))
+		Eventually(nodeOf(first)).Should(Equal(node))
+		Eventually(condition(first, dsv1alpha1.ConditionReady)).Should(Equal("True/Running"))
+		Expect(container(docker, first, dsv1alpha1.RolePrimary, "").Runtime).To(Equal("runsc"))
+
+		docker.SetRuntimes("runc") // and takes it away again
+		Eventually(annotation(leaseNamespace, node)).Should(Equal("runc"))
+		second := gvisor(sandbox(ns, "second", ""))
+		create(second)
+		Eventually(condition(second, dsv1alpha1.ConditionScheduled)).Should(Equal("False/RuntimeUnavailable"))
+		Consistently(func() string {
+			return get(second).Spec.NodeName + "/" + condition(first, dsv1alpha1.ConditionReady)()
+		}, time.Second).Should(Equal("/True/Running"), "what runs under runsc keeps running; nothing new is bound")
+	})
+
+	It("reads the daemon's runtimes again when its event stream reconnects", func() {
+		ns := newNamespace()
+		lease, leaseNamespace := leased()
+		node := newNode()
+		docker := newDocker(node)
+		startAgent(node, docker, lease, func(o *agent.Options) { o.RuntimesPeriod = time.Hour })
+		Eventually(annotation(leaseNamespace, node)).Should(Equal("runc"))
+		sbx := gvisor(sandbox(ns, "restarted", ""))
+		create(sbx)
+		Eventually(condition(sbx, dsv1alpha1.ConditionScheduled)).Should(Equal("False/RuntimeUnavailable"))
+
+		// Docker restarted with runsc registered: the stream breaks and resumes.
+		docker.DropEvents()
+		docker.SetRuntimes("runc", "runsc")
+		Consistently(nodeOf(sbx), time.Second).Should(BeEmpty(), "not read again before the reconnect")
+		docker.ResumeEvents()
+		Eventually(annotation(leaseNamespace, node)).Should(Equal("gVisor,runc"))
+		Eventually(nodeOf(sbx)).Should(Equal(node))
+	})
+
 	It("holds a Sandbox bound by its author to a node without its runtime, unadmitted and saying so", func() {
 		ns, a := newNamespace(), newAgent()
 		sbx := gvisor(sandbox(ns, "pinned", a.node))
