@@ -91,7 +91,7 @@ var _ = Describe("A control plane restarted under running commands", Label("cp-r
 			log := logFrom(logStart)
 			Expect(log).To(ContainSubstring("The API server does not answer"))
 			Expect(log).NotTo(ContainSubstring("leader election lost"))
-			Expect(containers(ns, "", "")).To(ConsistOf(all), "no container made again")
+			Expect(containers(ns, "", "")).To(ConsistOf(all), "no container made again; the namespace's containers:\n%s", containerTable(ns))
 			expectSessionsUnharmed(ns, started)
 			AddReportEntry(component+" restart", fmt.Sprintf("%s down %s under %d running commands, %d of which ended meanwhile: all reported once",
 				component, downFor.Round(time.Second), cpRestartSessions, cpEndWhileDown), ReportEntryVisibilityAlways)

@@ -65,6 +65,18 @@ func containers(ns, name, role string) []string {
 	return strings.Fields(out)
 }
 
+// containerTable describes ns's containers, a line each (ID, name, role, state, creation time), for a
+// failure message that must say which container is one too many.
+func containerTable(ns string) string {
+	out, err := docker("container", "ls", "-a", "--no-trunc",
+		"--filter", "label="+dsv1alpha1.LabelNode+"="+node, "--filter", "label="+dsv1alpha1.LabelNamespace+"="+ns,
+		"--format", `{{.ID}} {{.Names}} {{.Label "`+dsv1alpha1.LabelRole+`"}} {{.Status}} {{.CreatedAt}}`)
+	if err != nil {
+		return err.Error()
+	}
+	return out
+}
+
 // onlyContainer is the one container of a role, failing when there is none or more than one.
 func onlyContainer(ns, name, role string) string {
 	GinkgoHelper()
