@@ -54,8 +54,10 @@ var _ = Describe("Warm pools and claims", func() {
 		Eventually(envSeen).Should(ContainElement("TASK_ID=42"))
 
 		By("the pool refills what the claim took")
+		// The pool's status may still count the claimed member as warm for the length of one write, before
+		// the refill exists: the count of its Sandboxes settles after it.
 		Eventually(poolCounts(pool)).Should(Equal("2/2/2 Filled"))
-		Expect(poolSandboxes(ns, "py")).To(HaveLen(3), "two warm and the claimed one")
+		Eventually(func() []string { return poolSandboxes(ns, "py") }).Should(HaveLen(3), "two warm and the claimed one")
 		Eventually(claimState(claim)).Should(Equal("True/Claimed Warm"))
 	})
 
