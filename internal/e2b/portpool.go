@@ -282,9 +282,9 @@ func (e *portEntry) watch(k *keptSession) {
 	e.transport.CloseIdleConnections()
 }
 
-// retire lets the entry's sessions end with their last connection, and takes no new connection: the entry
-// was evicted or idle.
-func (e *portEntry) retire() {
+// close takes no new connection into the entry, closes its idle ones and returns its sessions, for retire and
+// end to let go of each in their own way.
+func (e *portEntry) close() []*keptSession {
 	e.mu.Lock()
 	e.ended = true
 	ks := make([]*keptSession, 0, len(e.sessions))
@@ -293,6 +293,13 @@ func (e *portEntry) retire() {
 	}
 	e.mu.Unlock()
 	e.transport.CloseIdleConnections()
+	return ks
+}
+
+// retire lets the entry's sessions end with their last connection, and takes no new connection: the entry
+// was evicted or idle.
+func (e *portEntry) retire() {
+	ks := e.close()
 	for _, k := range ks {
 		k.retire()
 	}
@@ -300,14 +307,7 @@ func (e *portEntry) retire() {
 
 // end closes every session of the entry at once, with their connections: its Sandbox is gone.
 func (e *portEntry) end() {
-	e.mu.Lock()
-	e.ended = true
-	ks := make([]*keptSession, 0, len(e.sessions))
-	for k := range e.sessions {
-		ks = append(ks, k)
-	}
-	e.mu.Unlock()
-	e.transport.CloseIdleConnections()
+	ks := e.close()
 	for _, k := range ks {
 		_ = k.s.Close()
 	}
